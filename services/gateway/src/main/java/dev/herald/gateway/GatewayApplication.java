@@ -1,0 +1,17 @@
+package dev.herald.gateway;
+
+import dev.herald.registry.RegistryConfiguration;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Import;
+
+/** Consumes push work from RabbitMQ and delivers it to FCM and APNs. */
+@SpringBootApplication
+@EnableConfigurationProperties(GatewayProperties.class)
+@Import(RegistryConfiguration.class)
+public class GatewayApplication {
+    public static void main(String[] args) {
+        SpringApplication.run(GatewayApplication.class, args);
+    }
+}

@@ -1,0 +1,147 @@
+package dev.herald.gateway;
+
+import dev.herald.contract.QueueTopology;
+import dev.herald.contract.Queues;
+import dev.herald.gateway.apns.ApnsClientPool;
+import dev.herald.gateway.apns.ApnsSender;
+import dev.herald.gateway.audience.AudienceExpander;
+import dev.herald.gateway.consume.AudienceListener;
+import dev.herald.gateway.consume.SendListener;
+import dev.herald.gateway.deadletter.DeadLetters;
+import dev.herald.gateway.delivery.Backoff;
+import dev.herald.gateway.delivery.BatchDelivery;
+import dev.herald.gateway.delivery.DeliveryMetrics;
+import dev.herald.gateway.delivery.InFlightLimit;
+import dev.herald.gateway.delivery.ProviderSender;
+import dev.herald.gateway.fcm.FcmAccessTokens;
+import dev.herald.gateway.fcm.FcmSender;
+import dev.herald.gateway.queue.ConfirmedPublisher;
+import dev.herald.registry.app.AppCache;
+import dev.herald.registry.device.DeviceRegistry;
+import dev.herald.registry.status.ExpansionProgress;
+import dev.herald.registry.status.MessageStatusStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.amqp.core.AcknowledgeMode;
+import org.springframework.amqp.core.Binding;
+import org.springframework.amqp.core.BindingBuilder;
+import org.springframework.amqp.core.Declarable;
+import org.springframework.amqp.core.Declarables;
+import org.springframework.amqp.core.DirectExchange;
+import org.springframework.amqp.core.FanoutExchange;
+import org.springframework.amqp.core.Queue;
+import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
+import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Wires the data path: queues -> listeners -> delivery -> provider senders. */
+@Configuration(proxyBeanMethods = false)
+public class GatewayConfiguration {
+
+    @Bean
+    Clock clock() {
+        return Clock.systemUTC();
+    }
+
+    /** The same topology the Dispatcher declares (RabbitMQ refuses a redeclaration with other arguments). */
+    @Bean
+    Declarables queueTopology() {
+        DirectExchange push = new DirectExchange(Queues.EXCHANGE, true, false);
+        FanoutExchange dead = new FanoutExchange(Queues.DEAD_LETTER_EXCHANGE, true, false);
+        List<Declarable> all = new ArrayList<>(List.of(push, dead));
+        for (String name : QueueTopology.WORK_QUEUES) {
+            Queue queue = new Queue(name, true, false, false, QueueTopology.workQueueArguments());
+            all.add(queue);
+            all.add(BindingBuilder.bind(queue).to(push).with(name));
+        }
+        Queue deadQueue = new Queue(Queues.DEAD, true, false, false, QueueTopology.deadQueueArguments());
+        all.add(deadQueue);
+        all.add(new Binding(Queues.DEAD, Binding.DestinationType.QUEUE, Queues.DEAD_LETTER_EXCHANGE, "", null));
+        return new Declarables(all);
+    }
+
+    @Bean
+    SimpleRabbitListenerContainerFactory rabbitListenerContainerFactory(
+            SimpleRabbitListenerContainerFactoryConfigurer configurer, ConnectionFactory connectionFactory,
+            GatewayProperties properties) {
+        SimpleRabbitListenerContainerFactory factory = new SimpleRabbitListenerContainerFactory();
+        configurer.configure(factory, connectionFactory);
+        // Acknowledged when the returned future completes, i.e. after the outcomes are recorded.
+        factory.setAcknowledgeMode(AcknowledgeMode.MANUAL);
+        factory.setPrefetchCount(properties.prefetch());
+        return factory;
+    }
+
+    @Bean
+    ConfirmedPublisher confirmedPublisher(RabbitTemplate rabbit, JsonMapper json) {
+        rabbit.setMandatory(true);
+        return new ConfirmedPublisher(rabbit, json);
+    }
+
+    @Bean
+    DeadLetters deadLetters(ConfirmedPublisher publisher, Clock clock) {
+        return new DeadLetters(publisher, clock);
+    }
+
+    @Bean
+    InFlightLimit inFlightLimit(GatewayProperties properties) {
+        return new InFlightLimit(properties.maxInFlight());
+    }
+
+    @Bean
+    DeliveryMetrics deliveryMetrics(MeterRegistry registry, InFlightLimit limit) {
+        return new DeliveryMetrics(registry, limit);
+    }
+
+    @Bean(destroyMethod = "close")
+    FcmSender fcmSender(GatewayProperties properties, JsonMapper json, Clock clock) {
+        return new FcmSender(properties.fcm(), new FcmAccessTokens(clock), json, clock);
+    }
+
+    @Bean(destroyMethod = "shutdownGracefully")
+    @SuppressWarnings("deprecation") // Pushy picks its channel class from the group's type; it knows NioEventLoopGroup
+    EventLoopGroup apnsEventLoops() {
+        return new NioEventLoopGroup(2);
+    }
+
+    @Bean(destroyMethod = "close")
+    ApnsClientPool apnsClientPool(GatewayProperties properties, EventLoopGroup apnsEventLoops) {
+        return new ApnsClientPool(properties.apns(), apnsEventLoops);
+    }
+
+    @Bean
+    ApnsSender apnsSender(ApnsClientPool pool, JsonMapper json) {
+        return new ApnsSender(pool, json);
+    }
+
+    @Bean
+    BatchDelivery batchDelivery(List<ProviderSender> senders, AppCache apps, DeviceRegistry devices,
+                                MessageStatusStore status, DeadLetters deadLetters, InFlightLimit limit,
+                                GatewayProperties properties, DeliveryMetrics metrics, Clock clock) {
+        return new BatchDelivery(senders, apps, devices, status, deadLetters, limit, new Backoff(properties.retry()), metrics, clock);
+    }
+
+    @Bean
+    AudienceExpander audienceExpander(DeviceRegistry devices, MessageStatusStore status, ExpansionProgress progress,
+                                      ConfirmedPublisher publisher, GatewayProperties properties) {
+        return new AudienceExpander(devices, status, progress, publisher, properties.audience());
+    }
+
+    @Bean
+    SendListener sendListener(BatchDelivery delivery, JsonMapper json) {
+        return new SendListener(delivery, json);
+    }
+
+    @Bean
+    AudienceListener audienceListener(AudienceExpander expander, JsonMapper json) {
+        return new AudienceListener(expander, json);
+    }
+}

@@ -1,0 +1,77 @@
+package dev.herald.gateway;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Gateway tuning. Defaults are for one replica of a horizontally scaled deployment: a modest
+ * prefetch (KEDA scales replicas by queue depth, so work must stay in the queue, visible, rather
+ * than buffered in a few consumers) and a bounded number of provider requests in flight.
+ *
+ * @param maxInFlight   provider requests in flight at once across all lanes and providers
+ * @param consumers     consumers (and so AMQP channels) per lane
+ * @param prefetch      unacknowledged deliveries each consumer may hold; a delivery is a batch of targets
+ * @param retry         how transient provider failures are retried
+ * @param audience      how topic and device-list sends are expanded into batches
+ * @param dedupeTtl     how long finished targets are remembered for redelivered batches
+ * @param fcm           FCM HTTP v1 endpoint and connection pool
+ * @param apns          APNs endpoints and connections
+ */
+@ConfigurationProperties("herald.gateway")
+public record GatewayProperties(
+        @DefaultValue("512") int maxInFlight,
+        @DefaultValue Consumers consumers,
+        @DefaultValue("2") int prefetch,
+        @DefaultValue Retry retry,
+        @DefaultValue Audience audience,
+        @DefaultValue Fcm fcm,
+        @DefaultValue Apns apns) {
+
+    /** Consumers per lane: the high lane has its own, so bulk work never occupies them. */
+    public record Consumers(@DefaultValue("2") int high, @DefaultValue("2") int normal, @DefaultValue("1") int audience) {
+    }
+
+    /**
+     * @param maxAttempts    attempts per target, the first included, before it is dead-lettered
+     * @param initialBackoff backoff before the second attempt; doubles each time, with full jitter
+     * @param maxBackoff     cap on one backoff
+     * @param maxRetryAfter  cap on a provider's Retry-After (a bigger one dead-letters the target now)
+     */
+    public record Retry(@DefaultValue("5") int maxAttempts, @DefaultValue("500ms") Duration initialBackoff,
+                        @DefaultValue("30s") Duration maxBackoff, @DefaultValue("60s") Duration maxRetryAfter) {
+    }
+
+    /**
+     * @param pageSize  subscribers read from Redis per step
+     * @param batchSize targets per published batch
+     */
+    public record Audience(@DefaultValue("1000") int pageSize, @DefaultValue("500") int batchSize) {
+    }
+
+    /**
+     * @param endpoint       FCM base URL: https://fcm.googleapis.com for the real service; the
+     *                       default is the provider sandbox. An http:// URL is spoken as h2c.
+     * @param connections    HTTP/2 connections in the pool; each multiplexes many requests
+     * @param requestTimeout time allowed for one request before it counts as a transport failure
+     */
+    public record Fcm(@DefaultValue("http://127.0.0.1:9090") URI endpoint, @DefaultValue("4") int connections,
+                      @DefaultValue("10s") Duration requestTimeout) {
+    }
+
+    /**
+     * @param sandboxEndpoint    APNs for apps whose credential says {@code sandbox}
+     *                           (real: https://api.sandbox.push.apple.com:443); default the provider sandbox
+     * @param productionEndpoint APNs for {@code production} credentials (real: https://api.push.apple.com:443)
+     * @param trustedCertificate PEM file of the server certificate to trust instead of the JDK's
+     *                           roots; set for the provider sandbox, empty for Apple
+     * @param connections        connections per credential (Pushy: gains stop near 16)
+     */
+    public record Apns(@DefaultValue("https://127.0.0.1:9443") URI sandboxEndpoint,
+                       @DefaultValue("https://127.0.0.1:9443") URI productionEndpoint,
+                       Path trustedCertificate,
+                       @DefaultValue("2") int connections) {
+    }
+}

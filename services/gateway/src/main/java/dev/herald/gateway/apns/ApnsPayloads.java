@@ -1,0 +1,55 @@
+package dev.herald.gateway.apns;
+
+import dev.herald.contract.Channel;
+import dev.herald.contract.Notification;
+import dev.herald.contract.PushBatch;
+import dev.herald.gateway.fcm.FcmRequests;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Builds the APNs JSON payload: {@code aps.alert} from title and body, data as custom keys. */
+final class ApnsPayloads {
+    private ApnsPayloads() {
+    }
+
+    static Map<String, Object> payload(PushBatch batch) {
+        Notification notification = batch.notification();
+        Map<String, Object> aps = new LinkedHashMap<>();
+        if (notification.title() != null || notification.body() != null) {
+            Map<String, Object> alert = new LinkedHashMap<>();
+            if (notification.title() != null) {
+                alert.put("title", notification.title());
+            }
+            if (notification.body() != null) {
+                alert.put("body", notification.body());
+            }
+            aps.put("alert", alert);
+        } else {
+            aps.put("content-available", 1);
+        }
+        Map<String, Object> payload = new LinkedHashMap<>(notification.data());
+        payload.put(FcmRequests.MESSAGE_ID_KEY, batch.messageId());
+        payload.put("aps", aps);
+        Map<String, Object> overrides = new LinkedHashMap<>(notification.override(Channel.apns));
+        mergeInto(payload, overrides);
+        return payload;
+    }
+
+    /** APNs overrides are merged one level deep into {@code aps} and the top level. */
+    @SuppressWarnings("unchecked")
+    private static void mergeInto(Map<String, Object> payload, Map<String, Object> overrides) {
+        overrides.forEach((key, value) -> {
+            if (value instanceof Map<?, ?> nested && payload.get(key) instanceof Map<?, ?> existing) {
+                Map<String, Object> merged = new LinkedHashMap<>((Map<String, Object>) existing);
+                merged.putAll((Map<String, Object>) nested);
+                payload.put(key, merged);
+            } else {
+                payload.put(key, value);
+            }
+        });
+    }
+
+    static boolean alert(PushBatch batch) {
+        return batch.notification().title() != null || batch.notification().body() != null;
+    }
+}

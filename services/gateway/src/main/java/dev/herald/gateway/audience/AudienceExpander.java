@@ -1,0 +1,85 @@
+package dev.herald.gateway.audience;
+
+import dev.herald.contract.AudienceJob;
+import dev.herald.contract.PushBatch;
+import dev.herald.contract.Queues;
+import dev.herald.contract.Target;
+import dev.herald.gateway.GatewayProperties;
+import dev.herald.gateway.queue.ConfirmedPublisher;
+import dev.herald.registry.device.DeviceRegistry;
+import dev.herald.registry.device.TopicPage;
+import dev.herald.registry.status.ExpansionProgress;
+import dev.herald.registry.status.ExpansionProgress.Step;
+import dev.herald.registry.status.MessageStatusStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Turns a topic or device-list send into batches on the send queue, one page of the audience at a
+ * time, so a send to millions is accepted in milliseconds and expanded here, behind the queue.
+ * Progress is saved after each page's batches are confirmed, so an interrupted expansion resumes
+ * where it stopped instead of starting over.
+ */
+public final class AudienceExpander {
+    private final DeviceRegistry devices;
+    private final MessageStatusStore status;
+    private final ExpansionProgress progress;
+    private final ConfirmedPublisher publisher;
+    private final GatewayProperties.Audience config;
+
+    public AudienceExpander(DeviceRegistry devices, MessageStatusStore status, ExpansionProgress progress,
+                            ConfirmedPublisher publisher, GatewayProperties.Audience config) {
+        this.devices = devices;
+        this.status = status;
+        this.progress = progress;
+        this.publisher = publisher;
+        this.config = config;
+    }
+
+    public Mono<Void> expand(AudienceJob job) {
+        return Mono.fromFuture(() -> progress.load(job.messageId()))
+                .expand(step -> step.finished() ? Mono.empty() : nextPage(job, step))
+                .last()
+                .then(Mono.defer(() -> Mono.fromFuture(status.expansionDone(job.messageId()))));
+    }
+
+    /** Queues one page and returns the step after it. */
+    private Mono<Step> nextPage(AudienceJob job, Step step) {
+        return page(job, step.cursor())
+                .flatMap(page -> Mono.fromFuture(() -> devices.resolve(job.appId(), page.deviceIds()))
+                        .flatMap(targets -> {
+                            List<List<Target>> chunks = chunks(targets, config.batchSize());
+                            Step next = new Step(page.last() ? ExpansionProgress.DONE : page.cursor(),
+                                    step.nextBatch() + chunks.size());
+                            return Flux.range(0, chunks.size())
+                                    .concatMap(i -> publish(job.batch(step.nextBatch() + i, chunks.get(i))))
+                                    .then(Mono.defer(() -> Mono.fromFuture(progress.advance(job.messageId(), next, targets.size()))))
+                                    .thenReturn(next);
+                        }));
+    }
+
+    private Mono<TopicPage> page(AudienceJob job, String cursor) {
+        if (job.topic() != null) {
+            return Mono.fromFuture(() -> devices.topicPage(job.appId(), job.topic(), cursor, config.pageSize()));
+        }
+        int from = Integer.parseInt(cursor);
+        int to = Math.min(job.deviceIds().size(), from + config.pageSize());
+        return Mono.just(new TopicPage(job.deviceIds().subList(from, to), to >= job.deviceIds().size() ? "0" : String.valueOf(to)));
+    }
+
+    private Mono<Void> publish(PushBatch batch) {
+        String queue = Queues.sendQueue(batch.priority());
+        return publisher.publish(Queues.EXCHANGE, queue, batch, Map.of());
+    }
+
+    private static List<List<Target>> chunks(List<Target> targets, int size) {
+        List<List<Target>> chunks = new ArrayList<>();
+        for (int from = 0; from < targets.size(); from += size) {
+            chunks.add(targets.subList(from, Math.min(targets.size(), from + size)));
+        }
+        return chunks;
+    }
+}

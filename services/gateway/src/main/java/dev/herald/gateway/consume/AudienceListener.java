@@ -1,0 +1,33 @@
+package dev.herald.gateway.consume;
+
+import dev.herald.contract.AudienceJob;
+import dev.herald.contract.Queues;
+import dev.herald.gateway.audience.AudienceExpander;
+import java.util.concurrent.CompletableFuture;
+import org.springframework.amqp.AmqpRejectAndDontRequeueException;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Consumes topic and device-list sends and expands their audience into send batches. */
+public final class AudienceListener {
+    private final AudienceExpander expander;
+    private final JsonMapper json;
+
+    public AudienceListener(AudienceExpander expander, JsonMapper json) {
+        this.expander = expander;
+        this.json = json;
+    }
+
+    @RabbitListener(id = "audience", queues = Queues.AUDIENCE, concurrency = "${herald.gateway.consumers.audience:1}")
+    public CompletableFuture<Void> expand(Message message) {
+        AudienceJob job;
+        try {
+            job = json.readValue(message.getBody(), AudienceJob.class);
+        } catch (JacksonException | IllegalArgumentException | NullPointerException unreadable) {
+            throw new AmqpRejectAndDontRequeueException("unreadable audience job: " + unreadable.getMessage(), unreadable);
+        }
+        return expander.expand(job).toFuture();
+    }
+}

@@ -1,0 +1,47 @@
+package dev.herald.gateway.consume;
+
+import dev.herald.contract.PushBatch;
+import dev.herald.contract.Queues;
+import dev.herald.gateway.delivery.BatchDelivery;
+import java.util.concurrent.CompletableFuture;
+import org.springframework.amqp.AmqpRejectAndDontRequeueException;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Consumes both send lanes. Each lane has its own consumers, so high-priority pushes never wait
+ * behind a bulk backlog for a consumer. Returning a future makes Spring AMQP acknowledge the
+ * delivery only when the batch's outcomes are recorded, and requeue it if that fails.
+ */
+public final class SendListener {
+    private final BatchDelivery delivery;
+    private final JsonMapper json;
+
+    public SendListener(BatchDelivery delivery, JsonMapper json) {
+        this.delivery = delivery;
+        this.json = json;
+    }
+
+    @RabbitListener(id = "send-high", queues = Queues.SEND_HIGH, concurrency = "${herald.gateway.consumers.high:2}")
+    public CompletableFuture<Void> high(Message message) {
+        return handle(message);
+    }
+
+    @RabbitListener(id = "send-normal", queues = Queues.SEND_NORMAL, concurrency = "${herald.gateway.consumers.normal:2}")
+    public CompletableFuture<Void> normal(Message message) {
+        return handle(message);
+    }
+
+    private CompletableFuture<Void> handle(Message message) {
+        PushBatch batch;
+        try {
+            batch = json.readValue(message.getBody(), PushBatch.class);
+        } catch (JacksonException | IllegalArgumentException | NullPointerException unreadable) {
+            // Redelivering cannot make it readable: straight to the dead-letter queue.
+            throw new AmqpRejectAndDontRequeueException("unreadable push batch: " + unreadable.getMessage(), unreadable);
+        }
+        return delivery.deliver(batch, Deliveries.seenBefore(message)).toFuture();
+    }
+}

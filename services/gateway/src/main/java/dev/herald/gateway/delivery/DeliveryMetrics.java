@@ -1,0 +1,69 @@
+package dev.herald.gateway.delivery;
+
+import dev.herald.contract.Channel;
+import dev.herald.registry.status.Outcome;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The gateway's delivery metrics. Tags are provider and reason only (both small, closed sets),
+ * never app, token or message id.
+ */
+public final class DeliveryMetrics {
+    private final MeterRegistry registry;
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<Channel, Timer> latency = new ConcurrentHashMap<>();
+
+    public DeliveryMetrics(MeterRegistry registry, InFlightLimit limit) {
+        this.registry = registry;
+        Gauge.builder("herald.gateway.in.flight", limit, InFlightLimit::inFlight)
+                .description("Provider requests in flight").register(registry);
+        Gauge.builder("herald.gateway.waiting", limit, InFlightLimit::waiting)
+                .description("Targets waiting for an in-flight permit").register(registry);
+    }
+
+    public void outcome(Channel channel, Outcome outcome) {
+        String reason = outcome.reason() == null ? "none" : outcome.reason();
+        counter("herald.gateway." + outcome.kind().name(), "Targets by final outcome",
+                "provider", channel.name(), "reason", reason).increment();
+        if (outcome.tokenRemoved()) {
+            counter("herald.gateway.tokens.removed", "Dead tokens removed from the registry",
+                    "provider", channel.name(), "reason", reason).increment();
+        }
+    }
+
+    /** Time from API accept to the provider's acceptance. */
+    public void accepted(Channel channel, Duration sinceAccept) {
+        latency.computeIfAbsent(channel, c -> Timer.builder("herald.gateway.accept.to.provider")
+                        .description("Time from API accept to provider acceptance")
+                        .tag("provider", c.name())
+                        .publishPercentileHistogram()
+                        .minimumExpectedValue(Duration.ofMillis(1))
+                        .maximumExpectedValue(Duration.ofMinutes(5))
+                        .register(registry))
+                .record(sinceAccept);
+    }
+
+    public void retry(Channel channel, String reason) {
+        counter("herald.gateway.retries", "Provider attempts retried", "provider", channel.name(), "reason", reason).increment();
+    }
+
+    public void deadLettered(Channel channel, String reason) {
+        counter("herald.gateway.dead.lettered", "Targets sent to the dead-letter queue",
+                "provider", channel.name(), "reason", reason).increment();
+    }
+
+    public void duplicateSkipped() {
+        counter("herald.gateway.duplicates.skipped", "Targets of redelivered work already finished").increment();
+    }
+
+    private Counter counter(String name, String description, String... tags) {
+        String key = name + String.join(",", tags);
+        return counters.computeIfAbsent(key, k -> Counter.builder(name).description(description).tags(tags).register(registry));
+    }
+}

@@ -1,0 +1,50 @@
+package dev.herald.gateway.delivery;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What a provider answered. A rejection is a normal value (the provider spoke); a transport failure
+ * (no answer) is an exception on the sender's Mono instead.
+ */
+public sealed interface ProviderResponse {
+
+    Accepted ACCEPTED = new Accepted();
+
+    record Accepted() implements ProviderResponse {
+    }
+
+    /**
+     * @param reason      the provider's reason code (UNREGISTERED, BadDeviceToken, QUOTA_EXCEEDED, ...)
+     * @param disposition what the gateway should do about it
+     * @param retryAfter  the provider's Retry-After, or {@link Duration#ZERO}
+     */
+    record Rejected(String reason, Disposition disposition, Duration retryAfter) implements ProviderResponse {
+        public Rejected {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(disposition, "disposition");
+            retryAfter = retryAfter == null ? Duration.ZERO : retryAfter;
+        }
+    }
+
+    enum Disposition {
+        /** The token is dead: remove it from the registry, do not retry. */
+        TOKEN_INVALID,
+        /** The request itself is wrong (payload, credential, topic): retrying cannot help. */
+        PERMANENT,
+        /** Throttled or the provider is unavailable: retry later. */
+        RETRY
+    }
+
+    static Rejected retry(String reason, Duration retryAfter) {
+        return new Rejected(reason, Disposition.RETRY, retryAfter);
+    }
+
+    static Rejected permanent(String reason) {
+        return new Rejected(reason, Disposition.PERMANENT, Duration.ZERO);
+    }
+
+    static Rejected tokenInvalid(String reason) {
+        return new Rejected(reason, Disposition.TOKEN_INVALID, Duration.ZERO);
+    }
+}

@@ -1,0 +1,59 @@
+package dev.herald.gateway.fcm;
+
+import dev.herald.gateway.delivery.ProviderResponse;
+import java.time.Duration;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Reads FCM's answer: 200 is accepted; errors carry {@code error.status} and, in
+ * {@code error.details[].errorCode}, the FCM-specific code (UNREGISTERED, QUOTA_EXCEEDED, ...).
+ */
+final class FcmResponses {
+    private FcmResponses() {
+    }
+
+    static ProviderResponse read(int status, String retryAfterHeader, String body, JsonMapper json) {
+        if (status == 200) {
+            return ProviderResponse.ACCEPTED;
+        }
+        String code = errorCode(body, json, status);
+        Duration retryAfter = retryAfter(retryAfterHeader);
+        if ("UNREGISTERED".equals(code)) {
+            return new ProviderResponse.Rejected(code, ProviderResponse.Disposition.TOKEN_INVALID, Duration.ZERO);
+        }
+        if (status == 429 || status >= 500 || status == 401) {
+            // 401: the access token was revoked or expired early; a fresh one is fetched for the retry.
+            return new ProviderResponse.Rejected(code, ProviderResponse.Disposition.RETRY, retryAfter);
+        }
+        return new ProviderResponse.Rejected(code, ProviderResponse.Disposition.PERMANENT, Duration.ZERO);
+    }
+
+    private static String errorCode(String body, JsonMapper json, int status) {
+        try {
+            JsonNode error = json.readTree(body).path("error");
+            for (JsonNode detail : error.path("details")) {
+                if (detail.hasNonNull("errorCode")) {
+                    return detail.get("errorCode").asString();
+                }
+            }
+            if (error.hasNonNull("status")) {
+                return error.get("status").asString();
+            }
+        } catch (RuntimeException notJson) {
+            // An intermediary (load balancer) answered; fall through to the HTTP status.
+        }
+        return "HTTP_" + status;
+    }
+
+    static Duration retryAfter(String header) {
+        if (header == null || header.isBlank()) {
+            return Duration.ZERO;
+        }
+        try {
+            return Duration.ofSeconds(Math.max(0, Long.parseLong(header.trim())));
+        } catch (NumberFormatException dateForm) {
+            return Duration.ZERO; // HTTP-date form: fall back to our own backoff
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package dev.herald.registry;
+
+import dev.herald.registry.app.AppCache;
+import dev.herald.registry.app.AppStore;
+import dev.herald.registry.crypto.CredentialCipher;
+import dev.herald.registry.device.DeviceRegistry;
+import dev.herald.registry.status.ExpansionProgress;
+import dev.herald.registry.status.MessageStatusStore;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.time.Duration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The shared Redis-backed registry. One Lettuce connection serves every caller: it is thread-safe
+ * and pipelines concurrent commands, which is what lets the gateway record thousands of outcomes a
+ * second without a pool.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(RegistryProperties.class)
+public class RegistryConfiguration {
+
+    @Bean(destroyMethod = "shutdown")
+    RedisClient redisClient(RegistryProperties properties) {
+        RedisClient client = RedisClient.create(RedisURI.create(properties.redisUri()));
+        client.setOptions(ClientOptions.builder()
+                // Fail commands fast while Redis is away instead of queueing them without bound.
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(Duration.ofSeconds(5)))
+                .build());
+        return client;
+    }
+
+    @Bean(destroyMethod = "close")
+    StatefulRedisConnection<String, String> redisConnection(RedisClient client) {
+        return client.connect();
+    }
+
+    @Bean
+    RedisAsyncCommands<String, String> redisCommands(StatefulRedisConnection<String, String> connection) {
+        return connection.async();
+    }
+
+    @Bean(destroyMethod = "close")
+    StatefulRedisPubSubConnection<String, String> redisChanges(RedisClient client) {
+        return client.connectPubSub();
+    }
+
+    @Bean
+    CredentialCipher credentialCipher(RegistryProperties properties) {
+        return new CredentialCipher(properties.cryptoKey());
+    }
+
+    @Bean
+    AppStore appStore(RedisAsyncCommands<String, String> redis, CredentialCipher cipher) {
+        return new AppStore(redis, cipher);
+    }
+
+    @Bean
+    AppCache appCache(AppStore store, StatefulRedisPubSubConnection<String, String> redisChanges, RegistryProperties properties) {
+        return new AppCache(store, redisChanges, properties.appCacheTtl());
+    }
+
+    @Bean
+    DeviceRegistry deviceRegistry(RedisAsyncCommands<String, String> redis) {
+        return new DeviceRegistry(redis);
+    }
+
+    @Bean
+    MessageStatusStore messageStatusStore(RedisAsyncCommands<String, String> redis, RegistryProperties properties) {
+        return new MessageStatusStore(redis, properties.statusTtl());
+    }
+
+    @Bean
+    ExpansionProgress expansionProgress(RedisAsyncCommands<String, String> redis, RegistryProperties properties) {
+        return new ExpansionProgress(redis, properties.statusTtl());
+    }
+
+    /** Part of readiness: without Redis neither sends nor deliveries can be recorded. */
+    @Bean
+    HealthIndicator redisHealthIndicator(StatefulRedisConnection<String, String> connection) {
+        return () -> {
+            try {
+                String pong = connection.async().ping().get(2, java.util.concurrent.TimeUnit.SECONDS);
+                return Health.up().withDetail("ping", pong).build();
+            } catch (Exception e) {
+                return Health.down().withDetail("error", e.getClass().getSimpleName()).build();
+            }
+        };
+    }
+}

@@ -1,0 +1,32 @@
+-- Records the final outcome of one target of one message, exactly once.
+-- KEYS[1] msg:<id> status hash, KEYS[2] done:<id> (target -> batch), KEYS[3] stats:<app>.
+-- ARGV[1] target key, ARGV[2] batch number, ARGV[3] outcome field (sent|failed|expired),
+-- ARGV[4] reason or '', ARGV[5] 1 if the token was removed from the registry, ARGV[6] done-set TTL (s),
+-- ARGV[7] completion time (ms).
+-- Returns 1 recorded; 0 already recorded by this batch (a redelivery); 2 the same target came in
+-- another batch of this message (a duplicate from audience expansion: it is not counted twice,
+-- and the message's total shrinks by one so completion is still detected).
+local prev = redis.call('HGET', KEYS[2], ARGV[1])
+if prev then
+  if prev == ARGV[2] then return 0 end
+  redis.call('HINCRBY', KEYS[1], 'total', -1)
+  return 2
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+if redis.call('TTL', KEYS[2]) < 0 then redis.call('EXPIRE', KEYS[2], ARGV[6]) end
+redis.call('HINCRBY', KEYS[1], ARGV[3], 1)
+redis.call('HINCRBY', KEYS[3], ARGV[3], 1)
+if ARGV[4] ~= '' then
+  redis.call('HINCRBY', KEYS[1], 'reason:' .. ARGV[4], 1)
+  redis.call('HINCRBY', KEYS[3], 'reason:' .. ARGV[4], 1)
+end
+if ARGV[5] == '1' then
+  redis.call('HINCRBY', KEYS[1], 'tokensRemoved', 1)
+  redis.call('HINCRBY', KEYS[3], 'tokensRemoved', 1)
+end
+local s = redis.call('HMGET', KEYS[1], 'total', 'sent', 'failed', 'expired', 'expanded')
+local done = (tonumber(s[2]) or 0) + (tonumber(s[3]) or 0) + (tonumber(s[4]) or 0)
+if s[5] == '1' and tonumber(s[1]) and done >= tonumber(s[1]) then
+  redis.call('HSETNX', KEYS[1], 'completedAt', ARGV[7])
+end
+return 1

@@ -1,0 +1,71 @@
+package dev.herald.testsupport;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/** A real redis-server on a free loopback port, one per test JVM, started on first use. */
+public final class LocalRedis {
+    private static LocalRedis instance;
+
+    private final int port;
+    private final ServerProcess process;
+
+    private LocalRedis(int port, ServerProcess process) {
+        this.port = port;
+        this.process = process;
+    }
+
+    public static synchronized LocalRedis get() {
+        if (instance == null) {
+            instance = start();
+        }
+        return instance;
+    }
+
+    public static LocalRedis start() {
+        try {
+            int port = FreePorts.next();
+            Path dir = Files.createTempDirectory("herald-redis-");
+            String redis = ServerProcess.executable("/usr/bin/redis-server", "/usr/local/bin/redis-server");
+            ServerProcess process = ServerProcess.start("redis", List.of(redis,
+                            "--port", String.valueOf(port), "--bind", "127.0.0.1",
+                            "--save", "", "--appendonly", "no", "--dir", dir.toString()),
+                    Map.of(), dir);
+            process.awaitReady(() -> ping(port), Duration.ofSeconds(20));
+            return new LocalRedis(port, process);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static boolean ping(int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            byte[] reply = new byte[7];
+            int read = socket.getInputStream().read(reply);
+            return read > 0 && new String(reply, 0, read, StandardCharsets.US_ASCII).startsWith("+PONG");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    public ServerProcess process() {
+        return process;
+    }
+}
