@@ -19,6 +19,7 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
 
 /**
  * The shared Redis-backed registry. One Lettuce connection serves every caller: it is thread-safe
@@ -40,7 +41,12 @@ public class RegistryConfiguration {
         return client;
     }
 
+    /**
+     * Primary: the pub/sub connection below is a {@code StatefulRedisConnection} too, and must not be
+     * injected where commands are meant.
+     */
     @Bean(destroyMethod = "close")
+    @Primary
     StatefulRedisConnection<String, String> redisConnection(RedisClient client) {
         return client.connect();
     }

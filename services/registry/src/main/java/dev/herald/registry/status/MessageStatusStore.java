@@ -89,7 +89,17 @@ public final class MessageStatusStore {
                 .thenApply(result -> result == 1);
     }
 
-    /** Which of these targets already have an outcome (used for redelivered batches only). */
+    /**
+     * Acknowledges a target that {@link #finished} reported, without sending it again: a no-op for
+     * a redelivered batch, and for a duplicate target in another batch it shrinks the total once.
+     */
+    public CompletableFuture<Void> alreadyFinished(String id, String appId, int batch, String targetKey) {
+        String[] keys = {msg(id), done(id), "stats:" + appId};
+        return record.<Long>run(redis, keys, targetKey, String.valueOf(batch), "skip", "", "0",
+                String.valueOf(ttl.toSeconds()), String.valueOf(System.currentTimeMillis())).thenApply(ignored -> null);
+    }
+
+    /** Which of these targets already have an outcome (a redelivered batch, or a duplicate target). */
     public CompletableFuture<java.util.Set<String>> finished(String id, List<String> targetKeys) {
         if (targetKeys.isEmpty()) {
             return CompletableFuture.completedFuture(java.util.Set.of());
