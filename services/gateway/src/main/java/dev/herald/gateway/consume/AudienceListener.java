@@ -26,7 +26,7 @@ public final class AudienceListener {
         try {
             job = json.readValue(message.getBody(), AudienceJob.class);
         } catch (JacksonException | IllegalArgumentException | NullPointerException unreadable) {
-            throw new AmqpRejectAndDontRequeueException("unreadable audience job: " + unreadable.getMessage(), unreadable);
+            throw new AmqpRejectAndDontRequeueException("unreadable audience job: " + unreadable.getMessage(), true, unreadable);
         }
         return expander.expand(job).toFuture();
     }

@@ -40,8 +40,8 @@ public final class SendListener {
             batch = json.readValue(message.getBody(), PushBatch.class);
         } catch (JacksonException | IllegalArgumentException | NullPointerException unreadable) {
             // Redelivering cannot make it readable: straight to the dead-letter queue.
-            throw new AmqpRejectAndDontRequeueException("unreadable push batch: " + unreadable.getMessage(), unreadable);
+            throw new AmqpRejectAndDontRequeueException("unreadable push batch: " + unreadable.getMessage(), true, unreadable);
         }
-        return delivery.deliver(batch, Deliveries.seenBefore(message)).toFuture();
+        return delivery.deliver(batch).toFuture();
     }
 }

@@ -53,22 +53,20 @@ public final class BatchDelivery {
         this.clock = clock;
     }
 
-    /** Completes when every target's outcome is recorded; fails if one could not be (the batch is then redelivered). */
-    public Mono<Void> deliver(PushBatch batch, boolean redelivered) {
-        Mono<Set<String>> finished = redelivered
-                ? Mono.fromFuture(() -> status.finished(batch.messageId(), batch.targets().stream().map(Target::key).toList()))
-                : Mono.just(Set.of());
+    /**
+     * Completes when every target's outcome is recorded; fails if one could not be (the batch is
+     * then redelivered). Targets that already have an outcome (a redelivered batch, or a target an
+     * audience expansion queued twice) are skipped: one Redis look-up per batch, so it is always done
+     * rather than trusting the redelivered flag.
+     */
+    public Mono<Void> deliver(PushBatch batch) {
+        Mono<Set<String>> finished = Mono.fromFuture(() -> status.finished(batch.messageId(),
+                batch.targets().stream().map(Target::key).toList()));
         return Mono.zip(finished, Mono.fromFuture(() -> apps.get(batch.appId())))
-                .flatMapMany(found -> Flux.fromIterable(batch.targets())
-                        .filter(target -> {
-                            boolean done = found.getT1().contains(target.key());
-                            if (done) {
-                                metrics.duplicateSkipped();
-                            }
-                            return !done;
-                        })
-                        .map(target -> new Work(found.getT2(), batch, target)))
-                .flatMap(work -> outcome(work, 1).flatMap(outcome -> record(work, outcome)), Math.max(1, batch.targets().size()))
+                .flatMapMany(found -> Flux.fromIterable(batch.targets()).map(target -> new Work(found.getT2(), batch, target))
+                        .flatMap(work -> found.getT1().contains(work.target().key())
+                                ? skip(work)
+                                : outcome(work, 1).flatMap(outcome -> record(work, outcome)), Math.max(1, batch.targets().size())))
                 .then();
     }
 
@@ -117,6 +115,12 @@ public final class BatchDelivery {
                         .then(Mono.defer(() -> outcome(work, attempt + 1)));
             }
         };
+    }
+
+    private Mono<Void> skip(Work work) {
+        metrics.duplicateSkipped();
+        return Mono.fromFuture(() -> status.alreadyFinished(work.batch().messageId(), work.batch().appId(),
+                work.batch().batch(), work.target().key()));
     }
 
     private Mono<Void> record(Work work, Outcome outcome) {

@@ -3,7 +3,6 @@ package dev.herald.gateway.queue;
 import java.util.Map;
 import java.util.UUID;
 import org.springframework.amqp.core.Message;
-import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.MessageDeliveryMode;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.connection.CorrelationData;
@@ -28,11 +27,11 @@ public final class ConfirmedPublisher {
 
     public Mono<Void> publish(String exchange, String routingKey, Object body, Map<String, Object> headers) {
         return Mono.defer(() -> {
-            MessageBuilder builder = MessageBuilder.withBody(json.writeValueAsBytes(body))
-                    .setContentType(MessageProperties.CONTENT_TYPE_JSON)
-                    .setDeliveryMode(MessageDeliveryMode.PERSISTENT);
-            headers.forEach(builder::setHeader);
-            Message message = builder.build();
+            MessageProperties properties = new MessageProperties();
+            properties.setContentType(MessageProperties.CONTENT_TYPE_JSON);
+            properties.setDeliveryMode(MessageDeliveryMode.PERSISTENT);
+            headers.forEach(properties::setHeader);
+            Message message = new Message(json.writeValueAsBytes(body), properties);
             CorrelationData correlation = new CorrelationData(UUID.randomUUID().toString());
             // send() may block under RabbitMQ flow control, so it runs off the event loop.
             return Mono.fromRunnable(() -> rabbit.send(exchange, routingKey, message, correlation))

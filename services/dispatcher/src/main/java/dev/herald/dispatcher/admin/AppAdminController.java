@@ -1,0 +1,199 @@
+package dev.herald.dispatcher.admin;
+
+import static dev.herald.dispatcher.Futures.await;
+
+import dev.herald.dispatcher.Ids;
+import dev.herald.dispatcher.auth.AdminApi;
+import dev.herald.dispatcher.auth.ApiKeyIndex;
+import dev.herald.dispatcher.problem.Problems;
+import dev.herald.dispatcher.problem.RequestValidator;
+import dev.herald.registry.app.ApiKeys;
+import dev.herald.registry.app.App;
+import dev.herald.registry.app.AppCache;
+import dev.herald.registry.app.AppStore;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Size;
+import java.net.URI;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Apps, API keys and provider credentials; every call needs the admin token. */
+@AdminApi
+@RestController
+public class AppAdminController {
+    private static final Logger log = LoggerFactory.getLogger(AppAdminController.class);
+
+    public record CreateApp(
+            @NotNull(message = "is required") @Pattern(regexp = Ids.ID, message = "must match " + Ids.ID) String id,
+            @NotBlank(message = "is required") @Size(max = 200, message = "must be at most 200 characters") String name) {
+    }
+
+    /** A key as issued: {@code key} is shown this once and stored only as a hash. */
+    public record IssuedKey(String keyId, String key) {
+        static IssuedKey of(ApiKeys.Issued issued) {
+            return new IssuedKey(issued.keyId(), issued.key());
+        }
+
+        @Override
+        public String toString() {
+            return "IssuedKey[keyId=" + keyId + ", key=***]";
+        }
+    }
+
+    public record CreatedApp(String id, String name, IssuedKey apiKey) {
+    }
+
+    public record FcmRequest(JsonNode serviceAccount) {
+        @Override
+        public String toString() {
+            return "FcmRequest[***]";
+        }
+    }
+
+    public record ApnsRequest(String p8, String keyId, String teamId, String topic, String environment) {
+        @Override
+        public String toString() {
+            return "ApnsRequest[keyId=" + keyId + ", teamId=" + teamId + ", p8=***]";
+        }
+    }
+
+    /** An app as the admin API shows it: no secrets, only key ids and the public parts of credentials. */
+    public record AppView(String id, String name, Instant createdAt, List<KeyView> keys, FcmView fcm, ApnsView apns) {
+        static AppView of(App app) {
+            return new AppView(app.id(), app.name(), app.createdAt(),
+                    app.keys().stream().map(k -> new KeyView(k.keyId(), k.createdAt()))
+                            .sorted(Comparator.comparing(KeyView::createdAt)).toList(),
+                    app.fcm().map(f -> new FcmView(f.projectId(), f.clientEmail())).orElse(null),
+                    app.apns().map(a -> new ApnsView(a.keyId(), a.teamId(), a.topic(), a.environment())).orElse(null));
+        }
+    }
+
+    public record KeyView(String keyId, Instant createdAt) {
+    }
+
+    public record FcmView(String projectId, String clientEmail) {
+    }
+
+    public record ApnsView(String keyId, String teamId, String topic, String environment) {
+    }
+
+    private final AppStore store;
+    private final AppCache cache;
+    private final ApiKeyIndex keyIndex;
+    private final RequestValidator validator;
+    private final JsonMapper json;
+
+    public AppAdminController(AppStore store, AppCache cache, ApiKeyIndex keyIndex, RequestValidator validator,
+                              JsonMapper json) {
+        this.store = store;
+        this.cache = cache;
+        this.keyIndex = keyIndex;
+        this.validator = validator;
+        this.json = json;
+    }
+
+    @PostMapping("/v1/apps")
+    ResponseEntity<CreatedApp> create(@RequestBody CreateApp request) {
+        validator.validate(request);
+        ApiKeys.Issued issued = await(store.create(request.id(), request.name().strip()))
+                .orElseThrow(() -> Problems.conflict("app " + request.id() + " already exists"));
+        changed(request.id());
+        await(keyIndex.issued(issued.keyId(), request.id()));
+        log.info("app {} created with key {}", request.id(), issued.keyId());
+        return ResponseEntity.created(URI.create("/v1/apps/" + request.id()))
+                .body(new CreatedApp(request.id(), request.name().strip(), IssuedKey.of(issued)));
+    }
+
+    @GetMapping("/v1/apps/{appId}")
+    AppView get(@PathVariable String appId) {
+        return AppView.of(app(appId));
+    }
+
+    @PostMapping("/v1/apps/{appId}/keys")
+    ResponseEntity<IssuedKey> addKey(@PathVariable String appId) {
+        Ids.appId(appId);
+        ApiKeys.Issued issued = await(store.addKey(appId)).orElseThrow(() -> unknownApp(appId));
+        changed(appId);
+        await(keyIndex.issued(issued.keyId(), appId));
+        log.info("app {}: key {} added", appId, issued.keyId());
+        return ResponseEntity.status(201).body(IssuedKey.of(issued));
+    }
+
+    @DeleteMapping("/v1/apps/{appId}/keys/{keyId}")
+    ResponseEntity<Void> revokeKey(@PathVariable String appId, @PathVariable String keyId) {
+        app(appId);
+        if (!keyId.matches(Ids.KEY_ID) || !await(store.revokeKey(appId, keyId))) {
+            throw Problems.notFound("app " + appId + " has no key with this id");
+        }
+        changed(appId);
+        await(keyIndex.revoked(keyId));
+        log.info("app {}: key {} revoked", appId, keyId);
+        return ResponseEntity.noContent().build();
+    }
+
+    @PutMapping("/v1/apps/{appId}/credentials/fcm")
+    ResponseEntity<Void> setFcm(@PathVariable String appId, @RequestBody FcmRequest request) {
+        Ids.appId(appId);
+        if (!await(store.setFcm(appId, CredentialChecks.fcm(request.serviceAccount(), json)))) {
+            throw unknownApp(appId);
+        }
+        changed(appId);
+        log.info("app {}: FCM credential set", appId);
+        return ResponseEntity.noContent().build();
+    }
+
+    @PutMapping("/v1/apps/{appId}/credentials/apns")
+    ResponseEntity<Void> setApns(@PathVariable String appId, @RequestBody ApnsRequest request) {
+        Ids.appId(appId);
+        if (!await(store.setApns(appId, CredentialChecks.apns(request.p8(), request.keyId(), request.teamId(),
+                request.topic(), request.environment())))) {
+            throw unknownApp(appId);
+        }
+        changed(appId);
+        log.info("app {}: APNs credential set", appId);
+        return ResponseEntity.noContent().build();
+    }
+
+    @DeleteMapping("/v1/apps/{appId}/credentials/{provider}")
+    ResponseEntity<Void> clearCredential(@PathVariable String appId, @PathVariable String provider) {
+        Ids.appId(appId);
+        if (!"fcm".equals(provider) && !"apns".equals(provider)) {
+            throw Problems.invalidField("provider", "must be one of [fcm, apns]");
+        }
+        if (!await(store.clearCredential(appId, provider))) {
+            throw unknownApp(appId);
+        }
+        changed(appId);
+        log.info("app {}: {} credential removed", appId, provider);
+        return ResponseEntity.noContent().build();
+    }
+
+    private App app(String appId) {
+        Ids.appId(appId);
+        return await(cache.get(appId)).orElseThrow(() -> unknownApp(appId));
+    }
+
+    /** This process sees its own change at once; others drop their copy on the registry's notification. */
+    private void changed(String appId) {
+        cache.invalidate(appId);
+    }
+
+    private static RuntimeException unknownApp(String appId) {
+        return Problems.notFound("app " + appId + " does not exist");
+    }
+}

@@ -1,0 +1,56 @@
+package dev.herald.dispatcher.auth;
+
+import dev.herald.dispatcher.DispatcherProperties;
+import dev.herald.registry.app.AppCache;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.util.List;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.MethodParameter;
+import org.springframework.web.bind.support.WebDataBinderFactory;
+import org.springframework.web.context.request.NativeWebRequest;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.method.support.HandlerMethodArgumentResolver;
+import org.springframework.web.method.support.ModelAndViewContainer;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+
+/** Installs the authentication of {@code /v1} and hands the authenticated app to handlers. */
+@Configuration(proxyBeanMethods = false)
+public class AuthConfiguration implements WebMvcConfigurer {
+    private final AuthInterceptor interceptor;
+
+    AuthConfiguration(DispatcherProperties properties, AppCache apps, ApiKeyIndex keyIndex) {
+        this.interceptor = new AuthInterceptor(new AdminToken(properties.adminToken()), apps, keyIndex);
+    }
+
+    @Bean
+    static ApiKeyIndex apiKeyIndex(RedisAsyncCommands<String, String> redis) {
+        return new ApiKeyIndex(redis);
+    }
+
+    @Override
+    public void addInterceptors(InterceptorRegistry registry) {
+        registry.addInterceptor(interceptor).addPathPatterns("/v1/**");
+    }
+
+    @Override
+    public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
+        resolvers.add(new HandlerMethodArgumentResolver() {
+            @Override
+            public boolean supportsParameter(MethodParameter parameter) {
+                return parameter.getParameterType() == AuthenticatedApp.class;
+            }
+
+            @Override
+            public Object resolveArgument(MethodParameter parameter, ModelAndViewContainer mav, NativeWebRequest request,
+                                          WebDataBinderFactory binders) {
+                Object app = request.getAttribute(AuthenticatedApp.ATTRIBUTE, RequestAttributes.SCOPE_REQUEST);
+                if (app == null) {
+                    throw new IllegalStateException("no authenticated app: is the controller marked @AppApi?");
+                }
+                return app;
+            }
+        });
+    }
+}

@@ -1,0 +1,113 @@
+package dev.herald.dispatcher.device;
+
+import static dev.herald.dispatcher.Futures.await;
+
+import dev.herald.contract.Channel;
+import dev.herald.dispatcher.Ids;
+import dev.herald.dispatcher.auth.AppApi;
+import dev.herald.dispatcher.auth.AuthenticatedApp;
+import dev.herald.dispatcher.problem.Problems;
+import dev.herald.dispatcher.problem.RequestValidator;
+import dev.herald.registry.device.Device;
+import dev.herald.registry.device.DeviceRegistry;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Size;
+import java.time.Instant;
+import java.util.LinkedHashSet;
+import java.util.List;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+/** Devices of an app and their topics. */
+@AppApi
+@RestController
+public class DeviceController {
+    static final int MAX_TOPICS = 100;
+
+    /** Body of {@code PUT .../devices/{deviceId}}: replaces the device, including its topics. */
+    public record DeviceRequest(
+            @NotNull(message = "is required") Channel channel,
+            @NotNull(message = "is required")
+            @Pattern(regexp = Ids.TOKEN, message = "must be 1 to 4096 printable ASCII characters without spaces") String token,
+            @Size(max = MAX_TOPICS, message = "must have at most " + MAX_TOPICS + " topics")
+            List<@NotNull(message = "must not be null") @Pattern(regexp = Ids.TOPIC, message = "must match " + Ids.TOPIC) String> topics) {
+    }
+
+    /** A registered device. */
+    public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt) {
+        static DeviceResponse of(Device device) {
+            return new DeviceResponse(device.deviceId(), device.channel(), device.token(),
+                    device.topics().stream().sorted().toList(), device.updatedAt());
+        }
+    }
+
+    private final DeviceRegistry devices;
+    private final RequestValidator validator;
+
+    public DeviceController(DeviceRegistry devices, RequestValidator validator) {
+        this.devices = devices;
+        this.validator = validator;
+    }
+
+    @PutMapping("/v1/apps/{appId}/devices/{deviceId}")
+    DeviceResponse register(AuthenticatedApp app, @PathVariable String deviceId, @RequestBody DeviceRequest request) {
+        Ids.deviceId(deviceId);
+        validator.validate(request);
+        List<String> topics = request.topics() == null ? List.of() : List.copyOf(new LinkedHashSet<>(request.topics()));
+        await(devices.register(app.id(), deviceId, request.channel(), request.token(), topics));
+        return DeviceResponse.of(find(app, deviceId));
+    }
+
+    @GetMapping("/v1/apps/{appId}/devices/{deviceId}")
+    DeviceResponse get(AuthenticatedApp app, @PathVariable String deviceId) {
+        Ids.deviceId(deviceId);
+        return DeviceResponse.of(find(app, deviceId));
+    }
+
+    @DeleteMapping("/v1/apps/{appId}/devices/{deviceId}")
+    ResponseEntity<Void> delete(AuthenticatedApp app, @PathVariable String deviceId) {
+        Ids.deviceId(deviceId);
+        if (!await(devices.unregister(app.id(), deviceId))) {
+            throw unknown(deviceId);
+        }
+        return ResponseEntity.noContent().build();
+    }
+
+    @PutMapping("/v1/apps/{appId}/devices/{deviceId}/topics/{topic}")
+    ResponseEntity<Void> subscribe(AuthenticatedApp app, @PathVariable String deviceId, @PathVariable String topic) {
+        Ids.deviceId(deviceId);
+        Ids.topic(topic);
+        Device device = find(app, deviceId);
+        if (!device.topics().contains(topic) && device.topics().size() >= MAX_TOPICS) {
+            throw Problems.invalidField("topic", "the device already follows " + MAX_TOPICS + " topics");
+        }
+        if (!await(devices.subscribe(app.id(), deviceId, topic))) {
+            throw unknown(deviceId);
+        }
+        return ResponseEntity.noContent().build();
+    }
+
+    @DeleteMapping("/v1/apps/{appId}/devices/{deviceId}/topics/{topic}")
+    ResponseEntity<Void> unsubscribe(AuthenticatedApp app, @PathVariable String deviceId, @PathVariable String topic) {
+        Ids.deviceId(deviceId);
+        Ids.topic(topic);
+        if (!await(devices.unsubscribe(app.id(), deviceId, topic))) {
+            throw unknown(deviceId);
+        }
+        return ResponseEntity.noContent().build();
+    }
+
+    private Device find(AuthenticatedApp app, String deviceId) {
+        return await(devices.find(app.id(), deviceId)).orElseThrow(() -> unknown(deviceId));
+    }
+
+    private static RuntimeException unknown(String deviceId) {
+        return Problems.notFound("device " + deviceId + " is not registered");
+    }
+}

@@ -1,0 +1,48 @@
+package dev.herald.dispatcher.queue;
+
+import dev.herald.contract.QueueTopology;
+import dev.herald.contract.Queues;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.amqp.core.Binding;
+import org.springframework.amqp.core.BindingBuilder;
+import org.springframework.amqp.core.Declarable;
+import org.springframework.amqp.core.Declarables;
+import org.springframework.amqp.core.DirectExchange;
+import org.springframework.amqp.core.FanoutExchange;
+import org.springframework.amqp.core.Queue;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Declares the queue topology through Spring AMQP's {@code RabbitAdmin}, on the first connection and
+ * again on every reconnection (a broker that lost its definitions gets them back). The arguments
+ * come from {@link QueueTopology} in the contract, so the dispatcher and the gateway declare exactly
+ * the same queues: RabbitMQ refuses a redeclaration with different arguments.
+ * <ul>
+ * <li>{@code herald.push}: durable direct exchange, routing key = queue name;</li>
+ * <li>{@code herald.send.high}, {@code herald.send.normal}, {@code herald.audience}: durable quorum
+ * queues dead-lettering at-least-once to {@code herald.dead} ({@code x-dead-letter-strategy:
+ * at-least-once} requires {@code x-overflow: reject-publish}, RabbitMQ 3.10+), with a delivery limit;</li>
+ * <li>{@code herald.dead}: fanout exchange and the quorum queue bound to it.</li>
+ * </ul>
+ */
+@Configuration(proxyBeanMethods = false)
+public class QueueDeclarations {
+
+    @Bean
+    Declarables heraldTopology() {
+        DirectExchange push = new DirectExchange(Queues.EXCHANGE, true, false);
+        FanoutExchange dead = new FanoutExchange(Queues.DEAD_LETTER_EXCHANGE, true, false);
+        List<Declarable> all = new ArrayList<>(List.of(push, dead));
+        for (String name : QueueTopology.WORK_QUEUES) {
+            Queue queue = new Queue(name, true, false, false, QueueTopology.workQueueArguments());
+            all.add(queue);
+            all.add(BindingBuilder.bind(queue).to(push).with(name));
+        }
+        Queue deadQueue = new Queue(Queues.DEAD, true, false, false, QueueTopology.deadQueueArguments());
+        all.add(deadQueue);
+        all.add(BindingBuilder.bind(deadQueue).to(dead));
+        return new Declarables(all);
+    }
+}

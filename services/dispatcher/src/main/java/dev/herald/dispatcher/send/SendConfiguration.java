@@ -1,0 +1,50 @@
+package dev.herald.dispatcher.send;
+
+import dev.herald.dispatcher.DispatcherProperties;
+import dev.herald.dispatcher.problem.RequestValidator;
+import dev.herald.dispatcher.queue.ConfirmedPublisher;
+import dev.herald.registry.status.MessageStatusStore;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import org.slf4j.LoggerFactory;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Wires the send path. */
+@Configuration(proxyBeanMethods = false)
+public class SendConfiguration {
+
+    @Bean
+    Clock clock() {
+        return Clock.systemUTC();
+    }
+
+    @Bean
+    ConfirmedPublisher confirmedPublisher(RabbitTemplate rabbit, JsonMapper json) {
+        rabbit.setMandatory(true); // an unroutable message is returned, and counts as a failure
+        rabbit.setReturnsCallback(returned -> LoggerFactory.getLogger(ConfirmedPublisher.class).warn(
+                "RabbitMQ returned a message to {}/{}: {} {}", returned.getExchange(), returned.getRoutingKey(),
+                returned.getReplyCode(), returned.getReplyText()));
+        return new ConfirmedPublisher(rabbit, json);
+    }
+
+    @Bean
+    IdempotencyKeys idempotencyKeys(RedisAsyncCommands<String, String> redis, DispatcherProperties properties) {
+        return new IdempotencyKeys(redis, properties.idempotencyTtl());
+    }
+
+    @Bean
+    SendMetrics sendMetrics(MeterRegistry registry) {
+        return new SendMetrics(registry);
+    }
+
+    @Bean
+    SendService sendService(RequestValidator validator, MessageStatusStore status, IdempotencyKeys keys,
+                            ConfirmedPublisher publisher, SendMetrics metrics, DispatcherProperties properties,
+                            JsonMapper json, Clock clock) {
+        return new SendService(validator, status, keys, publisher, metrics, properties, json, clock);
+    }
+}

@@ -1,0 +1,133 @@
+package dev.herald.dispatcher.send;
+
+import dev.herald.contract.AudienceJob;
+import dev.herald.contract.Notification;
+import dev.herald.contract.Priority;
+import dev.herald.contract.PushBatch;
+import dev.herald.contract.Queues;
+import dev.herald.contract.Target;
+import dev.herald.dispatcher.DispatcherProperties;
+import dev.herald.dispatcher.problem.Problems;
+import dev.herald.dispatcher.queue.ConfirmedPublisher.Outgoing;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * A send request checked against the rules that span fields and against the configured limits, and
+ * turned into what goes on the queues. Duplicate tokens and device ids are dropped (first wins).
+ */
+record SendPlan(Kind kind, Priority priority, Notification notification, String collapseKey, Duration ttl,
+                List<Target> targets, String topic, List<String> deviceIds) {
+
+    enum Kind { tokens, devices, topic }
+
+    private static final Set<String> OVERRIDE_KEYS = Set.of("fcm", "apns");
+    private static final Set<String> RESERVED_DATA_KEYS = Set.of("from", "notification", "message_type");
+
+    static SendPlan of(SendRequest request, DispatcherProperties limits, JsonMapper json) {
+        SendRequest.To to = request.to();
+        int audiences = (to.tokens() != null ? 1 : 0) + (to.devices() != null ? 1 : 0) + (to.topic() != null ? 1 : 0);
+        if (audiences != 1) {
+            throw Problems.invalidField("to", "must name exactly one of tokens, devices or topic");
+        }
+        Map<String, String> data = request.data() == null ? Map.of() : request.data();
+        for (String key : data.keySet()) {
+            if (RESERVED_DATA_KEYS.contains(key) || key.startsWith("google.") || key.startsWith("gcm.")) {
+                throw Problems.invalidField("data", "keys from, notification, message_type, google.* and gcm.* are reserved by FCM");
+            }
+        }
+        Map<String, Map<String, Object>> overrides = request.overrides() == null ? Map.of() : request.overrides();
+        for (Map.Entry<String, Map<String, Object>> entry : overrides.entrySet()) {
+            if (!OVERRIDE_KEYS.contains(entry.getKey())) {
+                throw Problems.invalidField("overrides", "keys must be fcm or apns");
+            }
+            if (entry.getValue() == null) {
+                throw Problems.invalidField("overrides." + entry.getKey(), "must be an object");
+            }
+        }
+        if (blank(request.title()) && blank(request.body()) && data.isEmpty() && overrides.isEmpty()) {
+            throw Problems.invalidField("body", "the message has no content: give a title, body, data or overrides");
+        }
+        Duration ttl = request.ttl() == null ? limits.defaultTtl() : Duration.ofSeconds(request.ttl());
+        if (ttl.compareTo(limits.maxTtl()) > 0) {
+            throw Problems.invalidField("ttl", "must be at most " + limits.maxTtl().toSeconds() + " seconds");
+        }
+        Notification notification = new Notification(request.title(), request.body(), data, new LinkedHashMap<>(overrides));
+        int size = serializedSize(notification, json);
+        if (size > limits.maxPayloadBytes()) {
+            throw Problems.tooLarge("the notification (title, body, data and overrides as JSON) is " + size
+                    + " bytes; the limit is " + limits.maxPayloadBytes());
+        }
+        Priority priority = request.priority() == null ? Priority.normal : request.priority();
+        if (to.tokens() != null) {
+            checkCount("to.tokens", to.tokens().size(), limits);
+            Map<String, Target> unique = new LinkedHashMap<>();
+            for (SendRequest.TokenTarget token : to.tokens()) {
+                Target target = new Target(token.channel(), token.token(), null);
+                unique.putIfAbsent(target.key(), target);
+            }
+            return new SendPlan(Kind.tokens, priority, notification, request.collapseKey(), ttl,
+                    List.copyOf(unique.values()), null, List.of());
+        }
+        if (to.devices() != null) {
+            checkCount("to.devices", to.devices().size(), limits);
+            return new SendPlan(Kind.devices, priority, notification, request.collapseKey(), ttl, List.of(), null,
+                    List.copyOf(new LinkedHashSet<>(to.devices())));
+        }
+        return new SendPlan(Kind.topic, priority, notification, request.collapseKey(), ttl, List.of(), to.topic(), List.of());
+    }
+
+    private static void checkCount(String field, int count, DispatcherProperties limits) {
+        if (count == 0) {
+            throw Problems.invalidField(field, "must not be empty");
+        }
+        if (count > limits.maxTargetsPerRequest()) {
+            throw Problems.invalidField(field, "must name at most " + limits.maxTargetsPerRequest()
+                    + " targets; use a topic for larger audiences");
+        }
+    }
+
+    private static int serializedSize(Notification notification, JsonMapper json) {
+        try {
+            return json.writeValueAsBytes(notification).length;
+        } catch (JacksonException e) {
+            throw Problems.invalidField("body", "contains text that cannot be encoded as UTF-8 (an unpaired surrogate?)");
+        }
+    }
+
+    private static boolean blank(String value) {
+        return value == null || value.isEmpty();
+    }
+
+    /** Targets known now: the token count, or empty while an audience waits to be expanded. */
+    Optional<Integer> total() {
+        return kind == Kind.tokens ? Optional.of(targets.size()) : Optional.empty();
+    }
+
+    /** What to publish: token batches to the priority's send queue, or one audience job. */
+    List<Outgoing> messages(String messageId, String appId, Instant acceptedAt, int batchSize) {
+        Instant expiresAt = acceptedAt.plus(ttl);
+        if (kind != Kind.tokens) {
+            AudienceJob job = new AudienceJob(messageId, appId, priority, notification, collapseKey, acceptedAt,
+                    expiresAt, topic, deviceIds);
+            return List.of(new Outgoing(Queues.EXCHANGE, Queues.AUDIENCE, messageId, job));
+        }
+        String queue = Queues.sendQueue(priority);
+        List<Outgoing> out = new ArrayList<>();
+        for (int from = 0, number = 0; from < targets.size(); from += batchSize, number++) {
+            PushBatch batch = new PushBatch(messageId, appId, number, priority, notification, collapseKey, acceptedAt,
+                    expiresAt, targets.subList(from, Math.min(targets.size(), from + batchSize)));
+            out.add(new Outgoing(Queues.EXCHANGE, queue, messageId, batch));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,45 @@
+package dev.herald.dispatcher.send;
+
+import dev.herald.contract.Channel;
+import dev.herald.contract.Priority;
+import dev.herald.dispatcher.Ids;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Positive;
+import jakarta.validation.constraints.Size;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The body of {@code POST /v1/apps/{appId}/messages}. Field-level rules are declared here; the
+ * rules that span fields (exactly one audience, limits from configuration, payload size) are in
+ * {@link SendService}.
+ *
+ * @param ttl seconds the message may wait for delivery; default and maximum from configuration
+ */
+public record SendRequest(
+        @NotNull(message = "is required") @Valid To to,
+        @Size(max = 1024, message = "must be at most 1024 characters") String title,
+        @Size(max = 4096, message = "must be at most 4096 characters") String body,
+        Map<@NotNull @Size(min = 1, max = 256, message = "keys must be 1 to 256 characters") String,
+                @NotNull(message = "values must not be null") String> data,
+        @Positive(message = "must be at least 1 second") Long ttl,
+        @Pattern(regexp = "[\\x20-\\x7E]{1,64}", message = "must be 1 to 64 printable ASCII characters") String collapseKey,
+        Priority priority,
+        Map<String, Map<String, Object>> overrides) {
+
+    /** Exactly one of the three. */
+    public record To(
+            List<@NotNull(message = "must not be null") @Valid TokenTarget> tokens,
+            List<@NotNull(message = "must not be null")
+                    @Pattern(regexp = Ids.ID, message = "must match " + Ids.ID) String> devices,
+            @Pattern(regexp = Ids.TOPIC, message = "must match " + Ids.TOPIC) String topic) {
+    }
+
+    public record TokenTarget(
+            @NotNull(message = "is required") Channel channel,
+            @NotNull(message = "is required")
+            @Pattern(regexp = Ids.TOKEN, message = "must be 1 to 4096 printable ASCII characters without spaces") String token) {
+    }
+}

@@ -1,0 +1,286 @@
+package dev.herald.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.herald.contract.AudienceJob;
+import dev.herald.contract.Channel;
+import dev.herald.contract.DeadLetter;
+import dev.herald.contract.Notification;
+import dev.herald.contract.Priority;
+import dev.herald.contract.PushBatch;
+import dev.herald.contract.Queues;
+import dev.herald.contract.Target;
+import dev.herald.registry.app.ApnsCredential;
+import dev.herald.registry.app.AppStore;
+import dev.herald.registry.app.FcmCredential;
+import dev.herald.registry.device.DeviceRegistry;
+import dev.herald.registry.status.MessageStatus;
+import dev.herald.registry.status.MessageStatusStore;
+import dev.herald.registry.status.Outcome;
+import dev.herald.sandbox.ProviderSandbox;
+import dev.herald.testsupport.LocalRabbit;
+import dev.herald.testsupport.LocalRedis;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageProperties;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The gateway against real RabbitMQ and Redis and the provider sandbox: work published to the
+ * queues reaches the sandbox, outcomes are recorded, and provider answers are acted on.
+ */
+@SpringBootTest(properties = {
+        "herald.gateway.max-in-flight=16",
+        "herald.gateway.retry.max-attempts=3",
+        "herald.gateway.retry.initial-backoff=20ms",
+        "herald.gateway.retry.max-backoff=100ms",
+        "herald.gateway.audience.page-size=500",
+        "herald.gateway.audience.batch-size=200"})
+class GatewayDeliveryTests {
+    private static final String CRYPTO_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    private static ProviderSandbox sandbox;
+
+    @Autowired
+    AppStore apps;
+    @Autowired
+    DeviceRegistry devices;
+    @Autowired
+    MessageStatusStore status;
+    @Autowired
+    RabbitTemplate rabbit;
+    @Autowired
+    JsonMapper json;
+
+    @BeforeAll
+    static void startSandbox() {
+        sandbox = ProviderSandbox.start("--herald.sandbox.faults.latency-ms=20");
+    }
+
+    @AfterAll
+    static void stopSandbox() {
+        sandbox.close();
+    }
+
+    @DynamicPropertySource
+    static void servers(DynamicPropertyRegistry registry) {
+        LocalRabbit rabbit = LocalRabbit.get();
+        registry.add("spring.rabbitmq.port", rabbit::port);
+        registry.add("herald.redis-uri", () -> LocalRedis.get().uri());
+        registry.add("herald.crypto-key", () -> CRYPTO_KEY);
+        registry.add("herald.gateway.fcm.endpoint", () -> sandbox.fcmEndpoint().toString());
+        registry.add("herald.gateway.apns.sandbox-endpoint", () -> sandbox.apnsEndpoint().toString());
+        registry.add("herald.gateway.apns.production-endpoint", () -> sandbox.apnsEndpoint().toString());
+        registry.add("herald.gateway.apns.trusted-certificate", () -> sandbox.apnsCertificate().toString());
+    }
+
+    private String newApp() {
+        String appId = "app-" + UUID.randomUUID();
+        apps.create(appId, "Test").join();
+        Map<String, Object> account = sandbox.demoServiceAccount();
+        apps.setFcm(appId, new FcmCredential(json.writeValueAsString(account), (String) account.get("project_id"),
+                (String) account.get("client_email"))).join();
+        Map<String, Object> apns = sandbox.demoApns();
+        apps.setApns(appId, new ApnsCredential((String) apns.get("p8"), (String) apns.get("keyId"),
+                (String) apns.get("teamId"), (String) apns.get("topic"), "sandbox")).join();
+        return appId;
+    }
+
+    private PushBatch batch(String appId, String messageId, Priority priority, Instant expiresAt, List<Target> targets) {
+        return new PushBatch(messageId, appId, 0, priority, new Notification("Hello", "World", Map.of("k", "v"), Map.of()),
+                null, Instant.now(), expiresAt, targets);
+    }
+
+    private String publish(PushBatch batch) {
+        status.accepted(batch.messageId(), batch.appId(), Optional.of(batch.targets().size()), batch.acceptedAt()).join();
+        rabbit.send(Queues.EXCHANGE, Queues.sendQueue(batch.priority()), jsonMessage(batch));
+        return batch.messageId();
+    }
+
+    private Message jsonMessage(Object body) {
+        MessageProperties properties = new MessageProperties();
+        properties.setContentType(MessageProperties.CONTENT_TYPE_JSON);
+        return new Message(json.writeValueAsBytes(body), properties);
+    }
+
+    private MessageStatus awaitCompleted(String messageId) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> status.find(messageId).join()
+                .map(s -> s.completedAt() != null).orElse(false));
+        return status.find(messageId).join().orElseThrow();
+    }
+
+    private static String id() {
+        return UUID.randomUUID().toString();
+    }
+
+    @Test
+    void deliversToFcmAndApnsAndRecordsEachTargetOnce() {
+        String appId = newApp();
+        String suffix = id();
+        List<Target> targets = List.of(new Target(Channel.fcm, "f1-" + suffix, null), new Target(Channel.fcm, "f2-" + suffix, null),
+                new Target(Channel.apns, "a1-" + suffix, null));
+        MessageStatus done = awaitCompleted(publish(batch(appId, id(), Priority.normal, Instant.now().plusSeconds(600), targets)));
+
+        assertThat(done.state()).isEqualTo("sent");
+        assertThat(done.sent()).isEqualTo(3);
+        assertThat(sandbox.counts().received("f1-" + suffix).fcm()).isEqualTo(1);
+        assertThat(sandbox.counts().received("f2-" + suffix).fcm()).isEqualTo(1);
+        assertThat(sandbox.counts().received("a1-" + suffix).apns()).isEqualTo(1);
+        assertThat(status.stats(appId).join().sent()).isEqualTo(3);
+    }
+
+    @Test
+    void deadTokensAreRemovedFromTheRegistryAndCounted() {
+        String appId = newApp();
+        devices.register(appId, "phone", Channel.fcm, "unregistered-" + id(), List.of("news")).join();
+        devices.register(appId, "tablet", Channel.apns, "bad-" + id(), List.of("news")).join();
+        List<Target> targets = List.of(devices.find(appId, "phone").join().orElseThrow().target(),
+                devices.find(appId, "tablet").join().orElseThrow().target());
+
+        MessageStatus done = awaitCompleted(publish(batch(appId, id(), Priority.normal, Instant.now().plusSeconds(600), targets)));
+
+        assertThat(done.state()).isEqualTo("failed");
+        assertThat(done.failures()).containsEntry("UNREGISTERED", 1L).containsEntry("BadDeviceToken", 1L);
+        assertThat(done.tokensRemoved()).isEqualTo(2);
+        assertThat(devices.find(appId, "phone").join()).isEmpty();
+        assertThat(devices.find(appId, "tablet").join()).isEmpty();
+        assertThat(status.stats(appId).join().tokensRemoved()).isEqualTo(2);
+    }
+
+    @Test
+    void throttledAndUnavailableTargetsAreRetriedUntilSent() {
+        String appId = newApp();
+        String throttled = "throttled1-" + id();
+        String flaky = "flaky2-" + id();
+        MessageStatus done = awaitCompleted(publish(batch(appId, id(), Priority.normal, Instant.now().plusSeconds(600),
+                List.of(new Target(Channel.fcm, throttled, null), new Target(Channel.apns, flaky, null)))));
+
+        assertThat(done.sent()).isEqualTo(2);
+        assertThat(sandbox.counts().received(throttled).attempts()).isEqualTo(2);
+        assertThat(sandbox.counts().received(flaky).attempts()).isEqualTo(3);
+        assertThat(sandbox.counts().received(flaky).apns()).isEqualTo(1);
+    }
+
+    @Test
+    void targetsThatKeepFailingAreDeadLetteredWithTheirReason() {
+        String appId = newApp();
+        String token = "flaky99-" + id();
+        String messageId = id();
+        MessageStatus done = awaitCompleted(publish(batch(appId, messageId, Priority.normal, Instant.now().plusSeconds(600),
+                List.of(new Target(Channel.fcm, token, null)))));
+
+        assertThat(done.state()).isEqualTo("failed");
+        assertThat(done.failures()).containsEntry("UNAVAILABLE", 1L);
+        assertThat(sandbox.counts().received(token).attempts()).isEqualTo(3);
+        DeadLetter letter = null;
+        for (int i = 0; i < 1000 && letter == null; i++) {
+            Message message = rabbit.receive(Queues.DEAD, 5000);
+            assertThat(message).as("dead letter for " + messageId).isNotNull();
+            DeadLetter candidate = json.readValue(message.getBody(), DeadLetter.class);
+            if (candidate.work().messageId().equals(messageId)) {
+                letter = candidate;
+                assertThat(message.getMessageProperties().<String>getHeader(Queues.REASON_HEADER)).isEqualTo("UNAVAILABLE");
+            }
+        }
+        assertThat(letter.work().targets()).containsExactly(new Target(Channel.fcm, token, null));
+        assertThat(letter.attempts()).isEqualTo(3);
+    }
+
+    @Test
+    void anExpiredMessageIsCountedExpiredAndNotSent() {
+        String appId = newApp();
+        String token = "late-" + id();
+        MessageStatus done = awaitCompleted(publish(batch(appId, id(), Priority.normal, Instant.now().minusSeconds(1),
+                List.of(new Target(Channel.fcm, token, null)))));
+
+        assertThat(done.state()).isEqualTo("expired");
+        assertThat(sandbox.counts().received(token).attempts()).isZero();
+    }
+
+    @Test
+    void aRedeliveredBatchDoesNotResendTargetsAlreadyRecorded() {
+        String appId = newApp();
+        String messageId = id();
+        String alreadySent = "done-" + id();
+        String pending = "pending-" + id();
+        PushBatch batch = batch(appId, messageId, Priority.normal, Instant.now().plusSeconds(600),
+                List.of(new Target(Channel.fcm, alreadySent, null), new Target(Channel.fcm, pending, null)));
+        status.accepted(messageId, appId, Optional.of(2), batch.acceptedAt()).join();
+        // As if an earlier gateway sent the first target and died before acknowledging the batch.
+        status.record(messageId, appId, 0, batch.targets().get(0).key(), Outcome.sent()).join();
+        rabbit.send(Queues.EXCHANGE, Queues.SEND_NORMAL, jsonMessage(batch));
+
+        MessageStatus done = awaitCompleted(messageId);
+        assertThat(done.sent()).isEqualTo(2);
+        assertThat(sandbox.counts().received(alreadySent).attempts()).isZero();
+        assertThat(sandbox.counts().received(pending).fcm()).isEqualTo(1);
+    }
+
+    @Test
+    void aTopicAudienceIsExpandedBehindTheQueueAndEveryDeviceReachedOnce() {
+        String appId = newApp();
+        String topic = "news";
+        List<String> tokens = new ArrayList<>();
+        IntStream.range(0, 1_100).forEach(i -> {
+            String token = "topic-" + i + "-" + id();
+            tokens.add(token);
+            devices.register(appId, "d" + i, i % 5 == 0 ? Channel.apns : Channel.fcm, token, List.of(topic)).join();
+        });
+        String messageId = id();
+        Instant now = Instant.now();
+        status.accepted(messageId, appId, Optional.empty(), now).join();
+        rabbit.send(Queues.EXCHANGE, Queues.AUDIENCE, jsonMessage(new AudienceJob(messageId, appId, Priority.normal,
+                new Notification("T", "B", Map.of(), Map.of()), null, now, now.plusSeconds(600), topic, List.of())));
+
+        MessageStatus done = awaitCompleted(messageId);
+        assertThat(done.total()).isEqualTo(1_100);
+        assertThat(done.sent()).isEqualTo(1_100);
+        assertThat(tokens).allSatisfy(token -> assertThat(sandbox.counts().received(token).attempts()).isEqualTo(1));
+    }
+
+    @Test
+    void aHighPriorityPushOvertakesABulkBacklog() {
+        String appId = newApp();
+        List<Target> bulk = IntStream.range(0, 1_500).mapToObj(i -> new Target(Channel.fcm, "bulk-" + i + "-" + id(), null)).toList();
+        List<String> bulkIds = new ArrayList<>();
+        for (int i = 0; i < bulk.size(); i += 500) {
+            bulkIds.add(publish(batch(appId, id(), Priority.normal, Instant.now().plusSeconds(600), bulk.subList(i, i + 500))));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> status.find(bulkIds.get(0)).join().orElseThrow().sent() > 0);
+        String urgent = publish(batch(appId, id(), Priority.high, Instant.now().plusSeconds(600),
+                List.of(new Target(Channel.fcm, "urgent-" + id(), null))));
+
+        awaitCompleted(urgent);
+        long bulkPending = bulkIds.stream().mapToLong(id -> status.find(id).join().orElseThrow().pending()).sum();
+        assertThat(bulkPending).as("bulk targets still pending when the urgent push was sent").isGreaterThan(500);
+        bulkIds.forEach(this::awaitCompleted);
+    }
+
+    @Test
+    void anUnreadableMessageGoesToTheDeadLetterQueueAndTheGatewayCarriesOn() {
+        rabbit.send(Queues.EXCHANGE, Queues.SEND_NORMAL, new Message("{not json".getBytes(), new MessageProperties()));
+        boolean found = false;
+        for (int i = 0; i < 1000 && !found; i++) {
+            Message message = rabbit.receive(Queues.DEAD, 5000);
+            assertThat(message).isNotNull();
+            found = new String(message.getBody()).equals("{not json");
+        }
+        assertThat(found).isTrue();
+        deliversToFcmAndApnsAndRecordsEachTargetOnce();
+    }
+}

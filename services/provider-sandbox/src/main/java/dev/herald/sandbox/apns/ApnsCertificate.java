@@ -1,0 +1,135 @@
+package dev.herald.sandbox.apns;
+
+import dev.herald.sandbox.Pem;
+import dev.herald.sandbox.SandboxProperties;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigInteger;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.GeneralSecurityException;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
+import java.security.spec.ECGenParameterSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.List;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
+import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.cert.X509v3CertificateBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.OperatorCreationException;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.stereotype.Component;
+
+/**
+ * The APNs port's TLS identity: an EC P-256 key and a self-signed certificate made at startup for
+ * {@code herald.sandbox.apns-certificate-names}, written as PEM to
+ * {@code herald.sandbox.apns-certificate-path} for clients to trust (Pushy's
+ * {@code setTrustedServerCertificateChain}). Nothing secret is written: only the certificate.
+ */
+@Component
+public class ApnsCertificate {
+    private static final Logger log = LoggerFactory.getLogger(ApnsCertificate.class);
+
+    private final PrivateKey privateKey;
+    private final X509Certificate certificate;
+    private final String pem;
+    private final Path path;
+
+    public ApnsCertificate(SandboxProperties properties) {
+        try {
+            KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+            generator.initialize(new ECGenParameterSpec("secp256r1"));
+            KeyPair keys = generator.generateKeyPair();
+            this.privateKey = keys.getPrivate();
+            this.certificate = selfSigned(keys, properties.apnsCertificateNames());
+            this.pem = Pem.encode("CERTIFICATE", certificate.getEncoded());
+        } catch (GeneralSecurityException | OperatorCreationException | IOException e) {
+            throw new IllegalStateException("cannot create the APNs sandbox certificate", e);
+        }
+        this.path = properties.apnsCertificatePath().toAbsolutePath();
+        write(path, pem);
+        log.info("APNs sandbox certificate for {} written to {}", properties.apnsCertificateNames(), path);
+    }
+
+    public PrivateKey privateKey() {
+        return privateKey;
+    }
+
+    public X509Certificate certificate() {
+        return certificate;
+    }
+
+    /** The certificate as PEM, as written to {@link #path()}. */
+    public String pem() {
+        return pem;
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    private static X509Certificate selfSigned(KeyPair keys, List<String> names)
+            throws IOException, OperatorCreationException, GeneralSecurityException {
+        X500Name subject = new X500Name("CN=" + names.getFirst() + ", O=Herald provider sandbox");
+        Instant now = Instant.now();
+        X509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(subject,
+                new BigInteger(64, new SecureRandom()),
+                Date.from(now.minus(Duration.ofHours(1))), // tolerate clients whose clock is a little behind
+                Date.from(now.plus(Duration.ofDays(3650))),
+                subject, keys.getPublic());
+        builder.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(names.stream()
+                .map(ApnsCertificate::generalName).toArray(GeneralName[]::new)));
+        builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
+        builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
+        builder.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth));
+        return new JcaX509CertificateConverter().getCertificate(
+                builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())));
+    }
+
+    /** Hostname verification needs IP addresses as iPAddress entries, not DNS names. */
+    private static GeneralName generalName(String name) {
+        boolean ip = name.chars().allMatch(c -> Character.digit(c, 16) >= 0 || c == '.' || c == ':')
+                && (name.contains(".") || name.contains(":"));
+        if (ip) {
+            try {
+                InetAddress.ofLiteral(name);
+                return new GeneralName(GeneralName.iPAddress, name);
+            } catch (IllegalArgumentException notAnAddress) {
+                // fall through: a DNS name made of hex digits and dots
+            }
+        }
+        return new GeneralName(GeneralName.dNSName, name);
+    }
+
+    /** Written beside and moved into place, so a client never reads half a certificate. */
+    private static void write(Path path, String pem) {
+        try {
+            Path parent = path.getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            Path temp = Files.createTempFile(parent != null ? parent : Path.of("."), path.getFileName().toString(), ".tmp");
+            Files.writeString(temp, pem);
+            Files.move(temp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the APNs sandbox certificate to " + path, e);
+        }
+    }
+}

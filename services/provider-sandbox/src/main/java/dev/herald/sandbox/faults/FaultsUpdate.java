@@ -1,0 +1,13 @@
+package dev.herald.sandbox.faults;
+
+/**
+ * Body of {@code PUT /sandbox/faults}: fields left out keep their current value, so a test can
+ * change one knob without restating the others.
+ */
+public record FaultsUpdate(
+        Long latencyMs,
+        Double unregisteredRate,
+        Double tooManyRequestsRate,
+        Long retryAfterSeconds,
+        Double unavailableRate) {
+}
