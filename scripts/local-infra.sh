@@ -107,7 +107,7 @@ rabbit_start() {
   # await_startup fails at once while the VM is not reachable yet, so retry it.
   local deadline=$((SECONDS + 120))
   until rabbit_ctl 60 await_startup >/dev/null 2>&1; do
-    if ! rabbit_running; then
+    if ! kill -0 "$(<"$RABBIT_WRAPPER_PID")" 2>/dev/null; then
       tail -n 30 "${RABBIT_DIR}/stdout.log" >&2 || true
       die "RabbitMQ exited during startup; see ${RABBIT_DIR}/stdout.log and ${RABBIT_DIR}/log/"
     fi
@@ -167,7 +167,8 @@ redis_start() {
 
   local deadline=$((SECONDS + 30))
   until redis_ping; do
-    if ! redis_running; then
+    # Liveness by pid alone: right after the fork the process may not be redis-server yet.
+    if ! kill -0 "$(<"$REDIS_PID")" 2>/dev/null; then
       tail -n 30 "${REDIS_DIR}/redis.log" >&2 || true
       die "Redis exited during startup; see ${REDIS_DIR}/redis.log"
     fi

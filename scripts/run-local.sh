@@ -142,13 +142,15 @@ cmd_start() {
   local admin_token crypto apns_cert="${HERALD_RUN_DIR}/sandbox-apns.pem"
   admin_token="$(<"${HERALD_RUN_DIR}/admin-token")"
   crypto="$(<"${HERALD_RUN_DIR}/crypto-key")"
-  local secrets=("--herald.dispatcher.admin-token=${admin_token}" "--herald.crypto-key=${crypto}")
-
   start_service provider-sandbox "$java" "--herald.sandbox.apns-certificate-path=${apns_cert}"
   await_ready provider-sandbox
-  start_service gateway "$java" "${secrets[@]}" "--herald.gateway.apns.trusted-certificate=${apns_cert}"
+  # Secrets go through the environment (Spring's relaxed binding), not the command line,
+  # where any local user could read them with ps.
+  HERALD_DISPATCHER_ADMIN_TOKEN="$admin_token" HERALD_CRYPTO_KEY="$crypto" \
+    start_service gateway "$java" "--herald.gateway.apns.trusted-certificate=${apns_cert}"
   await_ready gateway
-  start_service dispatcher "$java" "${secrets[@]}"
+  HERALD_DISPATCHER_ADMIN_TOKEN="$admin_token" HERALD_CRYPTO_KEY="$crypto" \
+    start_service dispatcher "$java"
   await_ready dispatcher
 
   if [[ "${HERALD_DEMO:-1}" != 0 ]]; then

@@ -22,6 +22,7 @@ import org.springframework.stereotype.Component;
 public class DemoCredentials {
     public static final String PROJECT_ID = "herald-sandbox";
     public static final String CLIENT_EMAIL = "herald-sandbox@herald-sandbox.iam.gserviceaccount.com";
+    /** Apple key and team ids are exactly 10 alphanumerics, and the dispatcher checks that. */
     public static final String APNS_KEY_ID = "SANDBOXKEY";
     public static final String APNS_TEAM_ID = "SANDBOXTM1";
     public static final String APNS_TOPIC = "dev.herald.demo";
