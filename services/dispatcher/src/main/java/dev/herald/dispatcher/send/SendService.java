@@ -118,12 +118,13 @@ public final class SendService {
         metrics.latency(System.nanoTime() - started);
         messages.forEach(message -> metrics.published(message.routingKey()));
         metrics.accepted(plan.kind(), plan.priority());
-        try {
-            await(status.queued(messageId, clock.instant()));
-        } catch (RuntimeException e) {
-            // The message is on the queue: failing the request now would make the client send it twice.
-            log.warn("send {} of app {} queued but its status could not be updated: {}", messageId, appId, e.toString());
-        }
+        // Not awaited: the message is safely queued, and failing (or delaying) the answer over a
+        // status field would only make the client send it twice. Until it lands, status reads "accepted".
+        status.queued(messageId, clock.instant()).whenComplete((ignored, e) -> {
+            if (e != null) {
+                log.warn("send {} of app {} queued but its status could not be updated: {}", messageId, appId, e.toString());
+            }
+        });
     }
 
     private void discardQuietly(String messageId) {

@@ -51,9 +51,10 @@ public final class MessageStatusStore {
             fields.put("total", String.valueOf(n));
             fields.put("expanded", "1");
         });
-        return redis.hset(msg(id), fields).toCompletableFuture()
-                .thenCompose(ignored -> redis.expire(msg(id), ttl).toCompletableFuture())
-                .thenApply(ignored -> null);
+        // Both commands go out back to back on the one connection (Redis runs them in order):
+        // one round trip instead of two on the send path.
+        CompletableFuture<Long> written = redis.hset(msg(id), fields).toCompletableFuture();
+        return redis.expire(msg(id), ttl).toCompletableFuture().thenCombine(written, (expired, fieldsWritten) -> null);
     }
 
     /** RabbitMQ confirmed the message. */

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
+#   scripts/bench.sh [fanout|accept|all]   (default all)
+# Starts the local platform (scripts/run-local.sh) with benchmark settings, then:
+#   fanout: N notifications (default 100,000) to N distinct FCM tokens through the whole pipeline,
+#           API accept -> sandbox receipt, sandbox latency 50 ms. Target: <= 10 s.
+#   accept: sustained single-token sends to the Dispatcher with wrk on the same machine.
+#           Target: >= 5,000 requests/s, p99 <= 25 ms, no errors.
+# Knobs: FANOUT_COUNT, ACCEPT_SECONDS, ACCEPT_CONNECTIONS, HERALD_GATEWAY_MAX_IN_FLIGHT.
+set -euo pipefail
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+what="${1:-all}"
+FANOUT_COUNT="${FANOUT_COUNT:-100000}"
+ACCEPT_SECONDS="${ACCEPT_SECONDS:-30}"
+ACCEPT_CONNECTIONS="${ACCEPT_CONNECTIONS:-32}"
+# 50 ms per request at the sandbox: 10,000/s needs at least 500 requests in flight; leave headroom.
+export HERALD_GATEWAY_MAX_IN_FLIGHT="${HERALD_GATEWAY_MAX_IN_FLIGHT:-2000}"
+export HERALD_GATEWAY_FCM_CONNECTIONS="${HERALD_GATEWAY_FCM_CONNECTIONS:-4}"
+export HERALD_GATEWAY_CONSUMERS_NORMAL="${HERALD_GATEWAY_CONSUMERS_NORMAL:-4}"
+export HERALD_GATEWAY_PREFETCH="${HERALD_GATEWAY_PREFETCH:-2}"
+export HERALD_DEMO=0
+
+HERALD_DEMO=0 bash "${HERALD_ROOT}/scripts/run-local.sh" start
+admin="$(<"${HERALD_RUN_DIR}/admin-token")"
+api=http://127.0.0.1:8080
+
+# A fresh app per run, with the sandbox's FCM credentials.
+app="bench-$(date +%s)"
+key="$(curl -fsS -X POST "$api/v1/apps" -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
+  -d "{\"id\":\"$app\",\"name\":\"Benchmark\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["apiKey"]["key"])')"
+curl -fsS http://127.0.0.1:9090/sandbox/demo-credentials |
+  python3 -c 'import json,sys; print(json.dumps({"serviceAccount": json.load(sys.stdin)["fcm"]["serviceAccount"]}))' |
+  curl -fsS -X PUT "$api/v1/apps/$app/credentials/fcm" -H "Authorization: Bearer $admin" \
+    -H 'Content-Type: application/json' --data-binary @- >/dev/null
+
+pids="dispatcher=$(<"${HERALD_RUN_DIR}/dispatcher.pid"),gateway=$(<"${HERALD_RUN_DIR}/gateway.pid")"
+pids+=",provider-sandbox=$(<"${HERALD_RUN_DIR}/provider-sandbox.pid")"
+pids+=",rabbitmq=$(pgrep -f "beam.smp.*-home ${HERALD_RUN_DIR}/rabbitmq" | head -n1),redis=$(<"${HERALD_RUN_DIR}/redis/redis.pid")"
+
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "gateway: max-in-flight ${HERALD_GATEWAY_MAX_IN_FLIGHT}, ${HERALD_GATEWAY_CONSUMERS_NORMAL} normal consumers, prefetch ${HERALD_GATEWAY_PREFETCH}"
+
+if [[ "$what" == all || "$what" == fanout ]]; then
+  log "fan-out benchmark: ${FANOUT_COUNT} notifications"
+  python3 "${HERALD_ROOT}/scripts/bench/fanout.py" --app "$app" --key "$key" --count "$FANOUT_COUNT" --pids "$pids"
+fi
+
+if [[ "$what" == all || "$what" == accept ]]; then
+  log "accept benchmark: wrk, ${ACCEPT_CONNECTIONS} connections, ${ACCEPT_SECONDS} s (after a 10 s warm-up)"
+  command -v wrk >/dev/null || die "wrk not found: run scripts/install-deps.sh"
+  echo "generator: $(wrk -v 2>&1 | head -n1 | cut -c1-60), 2 threads, ${ACCEPT_CONNECTIONS} connections, closed loop"
+  HERALD_APP="$app" HERALD_KEY="$key" wrk -t2 -c"$ACCEPT_CONNECTIONS" -d10s -s "${HERALD_ROOT}/scripts/bench/send.lua" "$api" >/dev/null
+  HERALD_APP="$app" HERALD_KEY="$key" wrk -t2 -c"$ACCEPT_CONNECTIONS" -d"${ACCEPT_SECONDS}s" \
+    -s "${HERALD_ROOT}/scripts/bench/send.lua" "$api" | sed -n '/requests .* in/,$p'
+  echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi

@@ -1,0 +1,277 @@
+package dev.herald.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ch.qos.logback.classic.Level;
+import dev.herald.contract.Channel;
+import dev.herald.contract.Notification;
+import dev.herald.contract.Priority;
+import dev.herald.contract.PushBatch;
+import dev.herald.contract.Queues;
+import dev.herald.contract.Target;
+import dev.herald.registry.app.AppStore;
+import dev.herald.registry.app.FcmCredential;
+import dev.herald.registry.crypto.CredentialCipher;
+import dev.herald.registry.status.MessageStatus;
+import dev.herald.registry.status.MessageStatusStore;
+import dev.herald.sandbox.ProviderSandbox;
+import dev.herald.sandbox.counts.Stats;
+import dev.herald.testsupport.FreePorts;
+import dev.herald.testsupport.LocalRabbit;
+import dev.herald.testsupport.LocalRedis;
+import dev.herald.testsupport.ServerProcess;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.slf4j.LoggerFactory;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageDeliveryMode;
+import org.springframework.amqp.core.MessageProperties;
+import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The gateway as a real process, stopped mid-stream and started again: no work is lost, every
+ * target is counted once, and what reaches the provider twice is bounded by what was in flight.
+ * Real RabbitMQ and Redis, the provider sandbox in this JVM, the gateway from its exec jar.
+ */
+class GatewayCrashIT {
+    private static final String CRYPTO_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    private static final int MESSAGES = 20;
+    private static final int TARGETS_PER_MESSAGE = 250;
+    private static final int TOTAL = MESSAGES * TARGETS_PER_MESSAGE;
+    private static final int MAX_IN_FLIGHT = 64;
+    /** Sandbox acceptances after which the gateway is stopped: well into the run, far from its end. */
+    private static final int STOP_AFTER_ACCEPTED = 1_000;
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static RedisClient redisClient;
+    private static StatefulRedisConnection<String, String> redis;
+    private static AppStore apps;
+    private static MessageStatusStore status;
+    private static CachingConnectionFactory rabbitConnections;
+    private static RabbitTemplate rabbit;
+
+    private ProviderSandbox sandbox;
+    private Path workDir;
+    private final List<ServerProcess> gateways = new ArrayList<>();
+
+    @BeforeAll
+    static void connect() {
+        // No Spring context in this JVM sets up logging; keep the sandbox's Netty/Spring chatter out.
+        ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(Level.WARN);
+        redisClient = RedisClient.create(LocalRedis.get().uri());
+        redis = redisClient.connect();
+        apps = new AppStore(redis.async(), new CredentialCipher(CRYPTO_KEY));
+        status = new MessageStatusStore(redis.async(), Duration.ofHours(1));
+        rabbitConnections = new CachingConnectionFactory(LocalRabbit.get().host(), LocalRabbit.get().port());
+        rabbitConnections.setPublisherConfirmType(CachingConnectionFactory.ConfirmType.SIMPLE);
+        rabbit = new RabbitTemplate(rabbitConnections);
+        rabbit.setMandatory(true);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        rabbitConnections.destroy();
+        redis.close();
+        redisClient.shutdown();
+    }
+
+    @BeforeEach
+    void startSandbox(TestInfo test) throws IOException {
+        sandbox = ProviderSandbox.start("--herald.sandbox.faults.latency-ms=50");
+        workDir = Files.createDirectories(Path.of("target", "gateway-crash-it",
+                test.getTestMethod().orElseThrow().getName() + "-" + System.currentTimeMillis()));
+    }
+
+    @AfterEach
+    void stopEverything() {
+        gateways.forEach(ServerProcess::close);
+        sandbox.close();
+    }
+
+    @Test
+    void aGatewayKilledMidStreamLosesNothingAndResendsAtMostWhatWasInFlight() {
+        Instant start = Instant.now();
+        ServerProcess first = startGateway("gateway-1");
+        List<PushBatch> work = publishWork();
+
+        Stats atStop = stopWhenWellUnderWay(first, work, ServerProcess::kill);
+        assertThat(first.isAlive()).as("gateway process after SIGKILL").isFalse();
+        assertThat(ProcessHandle.of(first.pid()).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+
+        startGateway("gateway-2");
+        Stats end = awaitAllCompletedAndCheck(work, atStop);
+
+        System.out.printf("GatewayCrashIT SIGKILL: accepted at kill %d, accepted in all %d, duplicates %d, %d s%n",
+                atStop.accepted(), end.accepted(), end.duplicates(), Duration.between(start, Instant.now()).toSeconds());
+        // Re-sent: targets whose provider request had gone out but whose outcome was not yet recorded
+        // when the process died (at-least-once). At most what the in-flight limit lets be outstanding.
+        assertThat(end.duplicates()).as("deliveries the sandbox accepted twice").isLessThanOrEqualTo(MAX_IN_FLIGHT);
+    }
+
+    @Test
+    void aGatewayStoppedMidStreamFinishesWhatItStartedAndResendsNothing() {
+        Instant start = Instant.now();
+        ServerProcess first = startGateway("gateway-1");
+        List<PushBatch> work = publishWork();
+
+        long[] shutdownMillis = new long[1];
+        Stats atStop = stopWhenWellUnderWay(first, work, gateway -> {
+            long before = System.nanoTime();
+            gateway.close(); // SIGTERM; ServerProcess escalates to SIGKILL after 30 s
+            shutdownMillis[0] = Duration.ofNanos(System.nanoTime() - before).toMillis();
+        });
+        assertThat(first.isAlive()).isFalse();
+        // 128 + 15: the JVM ran its shutdown hooks and exited on SIGTERM, it was not killed after 30 s.
+        assertThat(first.waitForExit()).as("exit status after SIGTERM; log: %s", first.log()).isEqualTo(143);
+
+        startGateway("gateway-2");
+        Stats end = awaitAllCompletedAndCheck(work, atStop);
+
+        System.out.printf("GatewayCrashIT SIGTERM: shutdown took %d ms, accepted at stop %d, accepted in all %d, "
+                        + "duplicates %d, %d s%n", shutdownMillis[0], atStop.accepted(), end.accepted(), end.duplicates(),
+                Duration.between(start, Instant.now()).toSeconds());
+        assertThat(end.duplicates()).as("deliveries the sandbox accepted twice after a graceful stop").isZero();
+    }
+
+    /** Starts a gateway from the exec jar and waits until it reports ready. */
+    private ServerProcess startGateway(String name) {
+        int port = FreePorts.next();
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        List<String> command = List.of(java, "-Xmx512m", "-jar", execJar().toString(),
+                "--server.port=" + port,
+                "--spring.rabbitmq.port=" + LocalRabbit.get().port(),
+                "--herald.redis-uri=" + LocalRedis.get().uri(),
+                "--herald.crypto-key=" + CRYPTO_KEY,
+                "--herald.gateway.fcm.endpoint=" + sandbox.fcmEndpoint(),
+                "--herald.gateway.apns.sandbox-endpoint=" + sandbox.apnsEndpoint(),
+                "--herald.gateway.apns.production-endpoint=" + sandbox.apnsEndpoint(),
+                "--herald.gateway.apns.trusted-certificate=" + sandbox.apnsCertificate(),
+                "--herald.gateway.max-in-flight=" + MAX_IN_FLIGHT);
+        ServerProcess gateway = ServerProcess.start(name, command, Map.of(), workDir);
+        gateways.add(gateway);
+        return gateway.awaitReady(() -> ready(port), Duration.ofSeconds(90));
+    }
+
+    private static Path execJar() {
+        Path jar = Path.of(System.getProperty("herald.gateway.exec-jar", "target/gateway-0.1.0-SNAPSHOT-exec.jar"));
+        assertThat(jar).as("gateway exec jar (built by mvn package)").isRegularFile();
+        return jar.toAbsolutePath();
+    }
+
+    private static boolean ready(int port) {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/health/readiness"))
+                .timeout(Duration.ofSeconds(2)).GET().build();
+        try (HttpClient client = HttpClient.newHttpClient()) {
+            return client.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** One app, {@value #MESSAGES} messages of {@value #TARGETS_PER_MESSAGE} distinct FCM tokens each, all confirmed queued. */
+    private List<PushBatch> publishWork() {
+        String appId = "crash-" + UUID.randomUUID();
+        apps.create(appId, "Crash test").join();
+        Map<String, Object> account = sandbox.demoServiceAccount();
+        apps.setFcm(appId, new FcmCredential(JSON.writeValueAsString(account), (String) account.get("project_id"),
+                (String) account.get("client_email"))).join();
+        Instant now = Instant.now();
+        List<PushBatch> work = IntStream.range(0, MESSAGES).mapToObj(m -> {
+            String messageId = UUID.randomUUID().toString();
+            List<Target> targets = IntStream.range(0, TARGETS_PER_MESSAGE)
+                    .mapToObj(t -> new Target(Channel.fcm, "crash-" + m + "-" + t + "-" + messageId, null)).toList();
+            return new PushBatch(messageId, appId, 0, Priority.normal,
+                    new Notification("Hello", "World", Map.of("k", "v"), Map.of()), null, now, now.plusSeconds(600), targets);
+        }).toList();
+        for (PushBatch batch : work) {
+            status.accepted(batch.messageId(), appId, Optional.of(batch.targets().size()), batch.acceptedAt()).join();
+        }
+        rabbit.invoke(template -> {
+            for (PushBatch batch : work) {
+                template.send(Queues.EXCHANGE, Queues.SEND_NORMAL, jsonMessage(batch));
+            }
+            template.waitForConfirmsOrDie(10_000);
+            return null;
+        });
+        return work;
+    }
+
+    private static Message jsonMessage(Object body) {
+        MessageProperties properties = new MessageProperties();
+        properties.setContentType(MessageProperties.CONTENT_TYPE_JSON);
+        properties.setDeliveryMode(MessageDeliveryMode.PERSISTENT);
+        return new Message(JSON.writeValueAsBytes(body), properties);
+    }
+
+    /**
+     * Waits until the sandbox has accepted {@value #STOP_AFTER_ACCEPTED} deliveries, stops the
+     * gateway the given way and checks the run was really cut short.
+     */
+    private Stats stopWhenWellUnderWay(ServerProcess gateway, List<PushBatch> work, Consumer<ServerProcess> stop) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
+                .failFast("gateway exited", () -> !gateway.isAlive())
+                .until(() -> sandbox.counts().stats().accepted() >= STOP_AFTER_ACCEPTED);
+        stop.accept(gateway);
+        Stats atStop = sandbox.counts().stats();
+        long recorded = statuses(work).stream().mapToLong(MessageStatus::sent).sum();
+        assertThat(atStop.accepted()).as("accepted by the sandbox when the gateway stopped").isLessThan(TOTAL / 2);
+        assertThat(recorded).as("targets recorded sent when the gateway stopped").isLessThan(TOTAL / 2);
+        return atStop;
+    }
+
+    private static List<MessageStatus> statuses(List<PushBatch> work) {
+        return work.stream().map(batch -> status.find(batch.messageId()).join().orElseThrow()).toList();
+    }
+
+    /** Waits for every message to complete, then checks each target was delivered and counted once. */
+    private Stats awaitAllCompletedAndCheck(List<PushBatch> work, Stats atStop) {
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+                .failFast("second gateway exited", () -> !gateways.getLast().isAlive())
+                .until(() -> statuses(work).stream().allMatch(s -> s.completedAt() != null));
+
+        assertThat(statuses(work)).allSatisfy(done -> {
+            assertThat(done.state()).as("state of %s", done.id()).isEqualTo("sent");
+            assertThat(done.total()).isEqualTo(TARGETS_PER_MESSAGE);
+            assertThat(done.sent()).as("targets counted sent in %s", done.id()).isEqualTo(done.total());
+            assertThat(done.failed()).isZero();
+            assertThat(done.expired()).isZero();
+        });
+        Stats end = sandbox.counts().stats();
+        assertThat(end.accepted()).as("the second gateway took over").isGreaterThan(atStop.accepted());
+        assertThat(end.distinctTokens()).as("tokens that received the message").isEqualTo(TOTAL);
+        work.forEach(batch -> batch.targets().forEach(target ->
+                assertThat(sandbox.counts().received(target.token()).fcm()).as(target.token()).isPositive()));
+        // Every token is in exactly one message, so whatever was accepted beyond one per token is a duplicate.
+        assertThat(end.accepted() - end.distinctTokens()).isEqualTo(end.duplicates());
+        assertThat(end.rejected()).isEmpty();
+        return end;
+    }
+}
