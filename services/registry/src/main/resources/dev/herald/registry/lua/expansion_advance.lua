@@ -4,5 +4,5 @@
 -- batch number, ARGV[3] targets queued by this step, ARGV[4] TTL of the progress record (s).
 redis.call('HSET', KEYS[1], 'cursor', ARGV[1], 'batch', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
-redis.call('HINCRBY', KEYS[2], 'total', ARGV[3])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], 'total', ARGV[3]) end
 return 1

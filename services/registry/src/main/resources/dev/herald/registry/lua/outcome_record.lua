@@ -5,7 +5,7 @@
 -- ARGV[7] completion time (ms). With ARGV[3] = 'skip' only the already-recorded cases apply.
 -- Returns 1 recorded; 0 already recorded by this batch (a redelivery); 2 the same target came in
 -- another batch of this message (a duplicate from audience expansion: it is not counted twice,
--- and the message's total shrinks by one so completion is still detected).
+-- and the message's total shrinks by one so completion is still detected); 4 the status record is gone.
 
 -- Completes the message once its total is final and every target has an outcome.
 local function completeIfDone()
@@ -15,6 +15,9 @@ local function completeIfDone()
     redis.call('HSETNX', KEYS[1], 'completedAt', ARGV[7])
   end
 end
+-- A status record that is gone (expired, or discarded because the send was refused) is not
+-- recreated: it would have no TTL and live forever.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 4 end
 local prev = redis.call('HGET', KEYS[2], ARGV[1])
 if prev then
   if prev == ARGV[2] then return 0 end

@@ -73,6 +73,15 @@ class MessageStatusStoreTests {
     }
 
     @Test
+    void anOutcomeForAMessageWhoseStatusIsGoneRecreatesNothing() {
+        join(store.accepted(id, APP, Optional.of(1), acceptedAt));
+        join(store.discard(id));
+
+        assertThat(join(store.record(id, APP, 0, A, Outcome.sent()))).isFalse();
+        assertThat(redis.sync().exists("msg:" + id, "done:" + id)).isZero();
+    }
+
+    @Test
     void recordsCountsReasonsAndRemovedTokens() {
         join(store.accepted(id, APP, Optional.of(4), acceptedAt));
         join(store.queued(id, acceptedAt));
