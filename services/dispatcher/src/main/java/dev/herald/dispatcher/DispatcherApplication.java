@@ -4,6 +4,7 @@ import dev.herald.registry.RegistryConfiguration;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import dev.herald.contract.amqp.QueueDeclarations;
 import org.springframework.context.annotation.Import;
 
 /**
@@ -12,7 +13,7 @@ import org.springframework.context.annotation.Import;
  */
 @SpringBootApplication
 @EnableConfigurationProperties(DispatcherProperties.class)
-@Import(RegistryConfiguration.class)
+@Import({RegistryConfiguration.class, QueueDeclarations.class})
 public class DispatcherApplication {
 
     public static void main(String[] args) {

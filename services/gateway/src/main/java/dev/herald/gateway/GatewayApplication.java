@@ -1,5 +1,6 @@
 package dev.herald.gateway;
 
+import dev.herald.contract.amqp.QueueDeclarations;
 import dev.herald.registry.RegistryConfiguration;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -9,7 +10,7 @@ import org.springframework.context.annotation.Import;
 /** Consumes push work from RabbitMQ and delivers it to FCM and APNs. */
 @SpringBootApplication
 @EnableConfigurationProperties(GatewayProperties.class)
-@Import(RegistryConfiguration.class)
+@Import({RegistryConfiguration.class, QueueDeclarations.class})
 public class GatewayApplication {
     public static void main(String[] args) {
         SpringApplication.run(GatewayApplication.class, args);

@@ -1,7 +1,5 @@
 package dev.herald.gateway;
 
-import dev.herald.contract.QueueTopology;
-import dev.herald.contract.Queues;
 import dev.herald.gateway.apns.ApnsClientPool;
 import dev.herald.gateway.apns.ApnsSender;
 import dev.herald.gateway.audience.AudienceExpander;
@@ -24,16 +22,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.List;
 import org.springframework.amqp.core.AcknowledgeMode;
-import org.springframework.amqp.core.Binding;
-import org.springframework.amqp.core.BindingBuilder;
-import org.springframework.amqp.core.Declarable;
-import org.springframework.amqp.core.Declarables;
-import org.springframework.amqp.core.DirectExchange;
-import org.springframework.amqp.core.FanoutExchange;
-import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
@@ -49,23 +39,6 @@ public class GatewayConfiguration {
     @Bean
     Clock clock() {
         return Clock.systemUTC();
-    }
-
-    /** The same topology the Dispatcher declares (RabbitMQ refuses a redeclaration with other arguments). */
-    @Bean
-    Declarables queueTopology() {
-        DirectExchange push = new DirectExchange(Queues.EXCHANGE, true, false);
-        FanoutExchange dead = new FanoutExchange(Queues.DEAD_LETTER_EXCHANGE, true, false);
-        List<Declarable> all = new ArrayList<>(List.of(push, dead));
-        for (String name : QueueTopology.WORK_QUEUES) {
-            Queue queue = new Queue(name, true, false, false, QueueTopology.workQueueArguments());
-            all.add(queue);
-            all.add(BindingBuilder.bind(queue).to(push).with(name));
-        }
-        Queue deadQueue = new Queue(Queues.DEAD, true, false, false, QueueTopology.deadQueueArguments());
-        all.add(deadQueue);
-        all.add(new Binding(Queues.DEAD, Binding.DestinationType.QUEUE, Queues.DEAD_LETTER_EXCHANGE, "", null));
-        return new Declarables(all);
     }
 
     @Bean

@@ -1,4 +1,4 @@
-package dev.herald.dispatcher.queue;
+package dev.herald.contract.amqp;
 
 import dev.herald.contract.QueueTopology;
 import dev.herald.contract.Queues;
@@ -17,8 +17,8 @@ import org.springframework.context.annotation.Configuration;
 /**
  * Declares the queue topology through Spring AMQP's {@code RabbitAdmin}, on the first connection and
  * again on every reconnection (a broker that lost its definitions gets them back). The arguments
- * come from {@link QueueTopology} in the contract, so the dispatcher and the gateway declare exactly
- * the same queues: RabbitMQ refuses a redeclaration with different arguments.
+ * come from {@link QueueTopology} in the contract, so the dispatcher and the gateway, which both import
+ * this class, declare exactly the same queues: RabbitMQ refuses a redeclaration with different arguments.
  * <ul>
  * <li>{@code herald.push}: durable direct exchange, routing key = queue name;</li>
  * <li>{@code herald.send.high}, {@code herald.send.normal}, {@code herald.audience}: durable quorum
