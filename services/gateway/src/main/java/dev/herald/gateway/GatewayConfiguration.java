@@ -4,6 +4,7 @@ import dev.herald.gateway.apns.ApnsClientPool;
 import dev.herald.gateway.apns.ApnsSender;
 import dev.herald.gateway.audience.AudienceExpander;
 import dev.herald.gateway.consume.AudienceListener;
+import dev.herald.gateway.consume.PendingWork;
 import dev.herald.gateway.consume.SendListener;
 import dev.herald.gateway.deadletter.DeadLetters;
 import dev.herald.gateway.delivery.Backoff;
@@ -22,12 +23,14 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import org.springframework.amqp.core.AcknowledgeMode;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import tools.jackson.databind.json.JsonMapper;
@@ -109,12 +112,17 @@ public class GatewayConfiguration {
     }
 
     @Bean
-    SendListener sendListener(BatchDelivery delivery, JsonMapper json) {
-        return new SendListener(delivery, json);
+    PendingWork pendingWork(@Value("${spring.lifecycle.timeout-per-shutdown-phase:30s}") Duration drainTimeout) {
+        return new PendingWork(drainTimeout);
     }
 
     @Bean
-    AudienceListener audienceListener(AudienceExpander expander, JsonMapper json) {
-        return new AudienceListener(expander, json);
+    SendListener sendListener(BatchDelivery delivery, PendingWork pending, JsonMapper json) {
+        return new SendListener(delivery, pending, json);
+    }
+
+    @Bean
+    AudienceListener audienceListener(AudienceExpander expander, PendingWork pending, JsonMapper json) {
+        return new AudienceListener(expander, pending, json);
     }
 }

@@ -33,9 +33,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.stream.IntStream;
@@ -81,8 +83,10 @@ class GatewayCrashIT {
 
     @BeforeAll
     static void connect() {
-        // No Spring context in this JVM sets up logging; keep the sandbox's Netty/Spring chatter out.
+        // No Spring context in this JVM sets up logging; keep the sandbox's Netty/Spring chatter out,
+        // and the connection resets a killed gateway leaves at the sandbox (expected here).
         ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(Level.WARN);
+        ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.netty.channel.DefaultChannelPipeline")).setLevel(Level.ERROR);
         redisClient = RedisClient.create(LocalRedis.get().uri());
         redis = redisClient.connect();
         apps = new AppStore(redis.async(), new CredentialCipher(CRYPTO_KEY));
@@ -119,43 +123,54 @@ class GatewayCrashIT {
         ServerProcess first = startGateway("gateway-1");
         List<PushBatch> work = publishWork();
 
-        Stats atStop = stopWhenWellUnderWay(first, work, ServerProcess::kill);
+        AtStop atStop = stopWhenWellUnderWay(first, work, ServerProcess::kill);
         assertThat(first.isAlive()).as("gateway process after SIGKILL").isFalse();
         assertThat(ProcessHandle.of(first.pid()).map(ProcessHandle::isAlive).orElse(false)).isFalse();
 
         startGateway("gateway-2");
-        Stats end = awaitAllCompletedAndCheck(work, atStop);
+        Outcome end = awaitAllCompletedAndCheck(work, atStop);
 
-        System.out.printf("GatewayCrashIT SIGKILL: accepted at kill %d, accepted in all %d, duplicates %d, %d s%n",
-                atStop.accepted(), end.accepted(), end.duplicates(), Duration.between(start, Instant.now()).toSeconds());
-        // Re-sent: targets whose provider request had gone out but whose outcome was not yet recorded
-        // when the process died (at-least-once). At most what the in-flight limit lets be outstanding.
-        assertThat(end.duplicates()).as("deliveries the sandbox accepted twice").isLessThanOrEqualTo(MAX_IN_FLIGHT);
+        System.out.printf("GatewayCrashIT SIGKILL: accepted at kill %d, recorded at kill %d, accepted in all %d, "
+                        + "duplicates %d, test took %d s%n", atStop.sandbox().accepted(), atStop.recorded().size(),
+                end.sandbox().accepted(), end.sandbox().duplicates(), Duration.between(start, Instant.now()).toSeconds());
+        // The at-least-once window: a target whose provider request had gone out but whose outcome
+        // was not recorded when the process died is sent again, and only such a target. The
+        // in-flight limit bounds how many there can be. The bound is tight: the limit's permit is
+        // released when the provider answers, before the outcome reaches Redis, so an outcome still
+        // on its way there when the process dies comes on top (observed 46..64 duplicates here).
+        assertThat(end.sentTwiceThoughRecorded()).as("targets sent again although recorded when the gateway died").isEmpty();
+        assertThat(end.sandbox().duplicates()).as("deliveries the sandbox accepted twice").isLessThanOrEqualTo(MAX_IN_FLIGHT);
     }
 
+    /**
+     * A graceful stop leaves no duplicate at all: the listener containers stop consuming, and the
+     * batches under way finish and are recorded ({@code PendingWork}) before the provider clients
+     * close. Their acks may fail on the closed channels; the redelivered batches are then skipped.
+     */
     @Test
-    void aGatewayStoppedMidStreamFinishesWhatItStartedAndResendsNothing() {
+    void aGatewayStoppedMidStreamExitsCleanlyAndLosesNothing() {
         Instant start = Instant.now();
         ServerProcess first = startGateway("gateway-1");
         List<PushBatch> work = publishWork();
 
         long[] shutdownMillis = new long[1];
-        Stats atStop = stopWhenWellUnderWay(first, work, gateway -> {
+        AtStop atStop = stopWhenWellUnderWay(first, work, gateway -> {
             long before = System.nanoTime();
             gateway.close(); // SIGTERM; ServerProcess escalates to SIGKILL after 30 s
             shutdownMillis[0] = Duration.ofNanos(System.nanoTime() - before).toMillis();
         });
         assertThat(first.isAlive()).isFalse();
-        // 128 + 15: the JVM ran its shutdown hooks and exited on SIGTERM, it was not killed after 30 s.
+        // 128 + SIGTERM: the JVM ran its shutdown hooks and exited by itself, it was not killed after 30 s.
         assertThat(first.waitForExit()).as("exit status after SIGTERM; log: %s", first.log()).isEqualTo(143);
 
         startGateway("gateway-2");
-        Stats end = awaitAllCompletedAndCheck(work, atStop);
+        Outcome end = awaitAllCompletedAndCheck(work, atStop);
 
-        System.out.printf("GatewayCrashIT SIGTERM: shutdown took %d ms, accepted at stop %d, accepted in all %d, "
-                        + "duplicates %d, %d s%n", shutdownMillis[0], atStop.accepted(), end.accepted(), end.duplicates(),
-                Duration.between(start, Instant.now()).toSeconds());
-        assertThat(end.duplicates()).as("deliveries the sandbox accepted twice after a graceful stop").isZero();
+        System.out.printf("GatewayCrashIT SIGTERM: shutdown took %d ms, accepted at stop %d, recorded at stop %d, "
+                        + "accepted in all %d, duplicates %d (%d of them sent twice by the stopping gateway), test took %d s%n",
+                shutdownMillis[0], atStop.sandbox().accepted(), atStop.recorded().size(), end.sandbox().accepted(),
+                end.sandbox().duplicates(), end.sentTwiceThoughRecorded().size(), Duration.between(start, Instant.now()).toSeconds());
+        assertThat(end.sandbox().duplicates()).as("deliveries the sandbox accepted twice after a graceful stop").isZero();
     }
 
     /** Starts a gateway from the exec jar and waits until it reports ready. */
@@ -231,28 +246,45 @@ class GatewayCrashIT {
         return new Message(JSON.writeValueAsBytes(body), properties);
     }
 
+    /** What the sandbox had accepted and which targets (message id + target key) were recorded when the gateway stopped. */
+    private record AtStop(Stats sandbox, Set<String> recorded) {
+    }
+
     /**
      * Waits until the sandbox has accepted {@value #STOP_AFTER_ACCEPTED} deliveries, stops the
      * gateway the given way and checks the run was really cut short.
      */
-    private Stats stopWhenWellUnderWay(ServerProcess gateway, List<PushBatch> work, Consumer<ServerProcess> stop) {
+    private AtStop stopWhenWellUnderWay(ServerProcess gateway, List<PushBatch> work, Consumer<ServerProcess> stop) {
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
                 .failFast("gateway exited", () -> !gateway.isAlive())
                 .until(() -> sandbox.counts().stats().accepted() >= STOP_AFTER_ACCEPTED);
         stop.accept(gateway);
-        Stats atStop = sandbox.counts().stats();
-        long recorded = statuses(work).stream().mapToLong(MessageStatus::sent).sum();
-        assertThat(atStop.accepted()).as("accepted by the sandbox when the gateway stopped").isLessThan(TOTAL / 2);
-        assertThat(recorded).as("targets recorded sent when the gateway stopped").isLessThan(TOTAL / 2);
-        return atStop;
+        // The only writer of outcomes is gone, so this is exactly what was recorded when it stopped.
+        Set<String> recorded = new HashSet<>();
+        for (PushBatch batch : work) {
+            status.finished(batch.messageId(), batch.targets().stream().map(Target::key).toList()).join()
+                    .forEach(key -> recorded.add(batch.messageId() + "|" + key));
+        }
+        Stats stats = sandbox.counts().stats();
+        // A graceful stop may still finish the batches it holds (at most consumers x prefetch of them).
+        assertThat(stats.accepted()).as("accepted by the sandbox when the gateway stopped").isLessThan(TOTAL * 3 / 5);
+        assertThat(recorded.size()).as("targets recorded when the gateway stopped").isLessThan(TOTAL * 3 / 5);
+        return new AtStop(stats, recorded);
+    }
+
+    /**
+     * The sandbox's final counts, and the targets delivered twice although their outcome was already
+     * recorded when the first gateway stopped (message id + target key).
+     */
+    private record Outcome(Stats sandbox, List<String> sentTwiceThoughRecorded) {
     }
 
     private static List<MessageStatus> statuses(List<PushBatch> work) {
         return work.stream().map(batch -> status.find(batch.messageId()).join().orElseThrow()).toList();
     }
 
-    /** Waits for every message to complete, then checks each target was delivered and counted once. */
-    private Stats awaitAllCompletedAndCheck(List<PushBatch> work, Stats atStop) {
+    /** Waits for every message to complete, then checks that each target was delivered and counted once. */
+    private Outcome awaitAllCompletedAndCheck(List<PushBatch> work, AtStop atStop) {
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
                 .failFast("second gateway exited", () -> !gateways.getLast().isAlive())
                 .until(() -> statuses(work).stream().allMatch(s -> s.completedAt() != null));
@@ -265,13 +297,25 @@ class GatewayCrashIT {
             assertThat(done.expired()).isZero();
         });
         Stats end = sandbox.counts().stats();
-        assertThat(end.accepted()).as("the second gateway took over").isGreaterThan(atStop.accepted());
-        assertThat(end.distinctTokens()).as("tokens that received the message").isEqualTo(TOTAL);
-        work.forEach(batch -> batch.targets().forEach(target ->
-                assertThat(sandbox.counts().received(target.token()).fcm()).as(target.token()).isPositive()));
-        // Every token is in exactly one message, so whatever was accepted beyond one per token is a duplicate.
-        assertThat(end.accepted() - end.distinctTokens()).isEqualTo(end.duplicates());
+        assertThat(end.accepted()).as("the second gateway took over").isGreaterThan(atStop.sandbox().accepted());
         assertThat(end.rejected()).isEmpty();
-        return end;
+        assertThat(end.distinctTokens()).as("tokens that received the message").isEqualTo(TOTAL);
+        long twice = 0;
+        List<String> twiceThoughRecorded = new ArrayList<>();
+        for (PushBatch batch : work) {
+            for (Target target : batch.targets()) {
+                long received = sandbox.counts().received(target.token()).fcm();
+                assertThat(received).as("deliveries to %s", target.token()).isBetween(1L, 2L);
+                if (received == 2) {
+                    twice++;
+                    String key = batch.messageId() + "|" + target.key();
+                    if (atStop.recorded().contains(key)) {
+                        twiceThoughRecorded.add(key);
+                    }
+                }
+            }
+        }
+        assertThat(end.duplicates()).as("duplicates the sandbox counted").isEqualTo(twice);
+        return new Outcome(end, twiceThoughRecorded);
     }
 }

@@ -13,10 +13,12 @@ import tools.jackson.databind.json.JsonMapper;
 /** Consumes topic and device-list sends and expands their audience into send batches. */
 public final class AudienceListener {
     private final AudienceExpander expander;
+    private final PendingWork pending;
     private final JsonMapper json;
 
-    public AudienceListener(AudienceExpander expander, JsonMapper json) {
+    public AudienceListener(AudienceExpander expander, PendingWork pending, JsonMapper json) {
         this.expander = expander;
+        this.pending = pending;
         this.json = json;
     }
 
@@ -28,6 +30,6 @@ public final class AudienceListener {
         } catch (JacksonException | IllegalArgumentException | NullPointerException unreadable) {
             throw new AmqpRejectAndDontRequeueException("unreadable audience job: " + unreadable.getMessage(), true, unreadable);
         }
-        return expander.expand(job).toFuture();
+        return pending.track(expander.expand(job).toFuture());
     }
 }

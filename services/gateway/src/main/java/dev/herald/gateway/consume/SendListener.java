@@ -17,10 +17,12 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class SendListener {
     private final BatchDelivery delivery;
+    private final PendingWork pending;
     private final JsonMapper json;
 
-    public SendListener(BatchDelivery delivery, JsonMapper json) {
+    public SendListener(BatchDelivery delivery, PendingWork pending, JsonMapper json) {
         this.delivery = delivery;
+        this.pending = pending;
         this.json = json;
     }
 
@@ -42,6 +44,6 @@ public final class SendListener {
             // Redelivering cannot make it readable: straight to the dead-letter queue.
             throw new AmqpRejectAndDontRequeueException("unreadable push batch: " + unreadable.getMessage(), true, unreadable);
         }
-        return delivery.deliver(batch).toFuture();
+        return pending.track(delivery.deliver(batch).toFuture());
     }
 }

@@ -64,55 +64,71 @@ public final class BatchDelivery {
                 batch.targets().stream().map(Target::key).toList()));
         return Mono.zip(finished, Mono.fromFuture(() -> apps.get(batch.appId())))
                 .flatMapMany(found -> Flux.fromIterable(batch.targets()).map(target -> new Work(found.getT2(), batch, target))
-                        .flatMap(work -> found.getT1().contains(work.target().key())
-                                ? skip(work)
-                                : outcome(work, 1).flatMap(outcome -> record(work, outcome)), Math.max(1, batch.targets().size())))
+                        .flatMap(work -> found.getT1().contains(work.target().key()) ? skip(work) : attempt(work, 1),
+                                Math.max(1, batch.targets().size())))
                 .then();
     }
 
     private record Work(Optional<App> app, PushBatch batch, Target target) {
     }
 
-    private Mono<Outcome> outcome(Work work, int attempt) {
-        if (work.batch().expiredAt(clock.instant())) {
-            return Mono.just(Outcome.expired());
+    /**
+     * One attempt at one target. The in-flight permit is held from the request until its final
+     * outcome is recorded, so the requests a crash can leave sent-but-unrecorded never exceed the
+     * in-flight limit; it is released during a retry's backoff.
+     */
+    private Mono<Void> attempt(Work work, int attempt) {
+        Optional<Outcome> settled = settledWithoutSending(work);
+        if (settled.isPresent()) {
+            return record(work, settled.get());
         }
         ProviderSender sender = senders.get(work.target().channel());
-        if (work.app().isEmpty()) {
-            return Mono.just(Outcome.failed("APP_NOT_FOUND", false));
-        }
-        if (sender == null) {
-            return Mono.just(Outcome.failed("CHANNEL_UNAVAILABLE", false));
-        }
-        return limit.run(work.batch().priority(), sender.send(work.app().get(), work.batch(), work.target()))
-                .onErrorResume(error -> {
-                    log.debug("transport failure to {}: {}", work.target().channel(), error.toString());
-                    return Mono.just(ProviderResponse.retry("TRANSPORT_ERROR", Duration.ZERO));
-                })
-                .flatMap(response -> switch (response) {
-                    case ProviderResponse.Accepted accepted -> {
-                        metrics.accepted(work.target().channel(), Duration.between(work.batch().acceptedAt(), clock.instant()));
-                        yield Mono.just(Outcome.sent());
-                    }
-                    case ProviderResponse.Rejected rejected -> rejected(work, attempt, rejected);
-                });
+        return limit.run(work.batch().priority(), sender.send(work.app().orElseThrow(), work.batch(), work.target())
+                        .onErrorResume(error -> {
+                            log.debug("transport failure to {}: {}", work.target().channel(), error.toString());
+                            return Mono.just(ProviderResponse.retry("TRANSPORT_ERROR", Duration.ZERO));
+                        })
+                        .flatMap(response -> switch (response) {
+                            case ProviderResponse.Accepted accepted -> {
+                                metrics.accepted(work.target().channel(), Duration.between(work.batch().acceptedAt(), clock.instant()));
+                                yield record(work, Outcome.sent()).then(Mono.<Duration>empty());
+                            }
+                            case ProviderResponse.Rejected rejected -> rejected(work, attempt, rejected);
+                        }))
+                // A value is the wait before the next attempt; empty means the target is settled.
+                .flatMap(wait -> Mono.delay(wait).then(Mono.defer(() -> attempt(work, attempt + 1))));
     }
 
-    private Mono<Outcome> rejected(Work work, int attempt, ProviderResponse.Rejected rejected) {
+    private Optional<Outcome> settledWithoutSending(Work work) {
+        if (work.batch().expiredAt(clock.instant())) {
+            return Optional.of(Outcome.expired());
+        }
+        if (work.app().isEmpty()) {
+            return Optional.of(Outcome.failed("APP_NOT_FOUND", false));
+        }
+        if (!senders.containsKey(work.target().channel())) {
+            return Optional.of(Outcome.failed("CHANNEL_UNAVAILABLE", false));
+        }
+        return Optional.empty();
+    }
+
+    /** Records a final outcome (empty result), or returns the wait before retrying. */
+    private Mono<Duration> rejected(Work work, int attempt, ProviderResponse.Rejected rejected) {
         Target target = work.target();
         return switch (rejected.disposition()) {
             case TOKEN_INVALID -> Mono.fromFuture(() -> devices.removeToken(work.batch().appId(), target.channel(), target.token()))
-                    .map(removed -> Outcome.failed(rejected.reason(), removed));
-            case PERMANENT -> Mono.just(Outcome.failed(rejected.reason(), false));
+                    .flatMap(removed -> record(work, Outcome.failed(rejected.reason(), removed)))
+                    .then(Mono.empty());
+            case PERMANENT -> record(work, Outcome.failed(rejected.reason(), false)).then(Mono.empty());
             case RETRY -> {
                 if (backoff.exhausted(attempt) || backoff.tooLong(rejected.retryAfter())) {
                     metrics.deadLettered(target.channel(), rejected.reason());
                     yield deadLetters.target(work.batch(), target, rejected.reason(), attempt)
-                            .thenReturn(Outcome.failed(rejected.reason(), false));
+                            .then(record(work, Outcome.failed(rejected.reason(), false)))
+                            .then(Mono.empty());
                 }
                 metrics.retry(target.channel(), rejected.reason());
-                yield Mono.delay(backoff.before(attempt, rejected.retryAfter()))
-                        .then(Mono.defer(() -> outcome(work, attempt + 1)));
+                yield Mono.just(backoff.before(attempt, rejected.retryAfter()));
             }
         };
     }

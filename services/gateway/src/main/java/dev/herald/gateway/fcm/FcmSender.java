@@ -38,7 +38,8 @@ public final class FcmSender implements ProviderSender, AutoCloseable {
         HttpClient client = HttpClient.create(connections)
                 .baseUrl(config.endpoint().toString())
                 .protocol(tls ? HttpProtocol.H2 : HttpProtocol.H2C)
-                .responseTimeout(config.requestTimeout());
+                .responseTimeout(config.requestTimeout())
+                .headers(headers -> headers.set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=UTF-8"));
         this.http = tls ? client.secure() : client;
     }
 
@@ -54,13 +55,15 @@ public final class FcmSender implements ProviderSender, AutoCloseable {
         }
         FcmCredential credential = app.fcm().get();
         byte[] body = json.writeValueAsBytes(FcmRequests.body(message, target, clock.instant()));
+        // Per-request headers are set on the request, not with HttpClient.headers(): that would copy
+        // the client's configuration for every push.
         return tokens.token(app, credential).flatMap(token -> http
-                .headers(headers -> headers
-                        .set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token)
-                        .set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=UTF-8"))
                 .post()
                 .uri("/v1/projects/" + credential.projectId() + "/messages:send")
-                .send((request, outbound) -> outbound.sendByteArray(Mono.just(body)))
+                .send((request, outbound) -> {
+                    request.header(HttpHeaderNames.AUTHORIZATION, "Bearer " + token);
+                    return outbound.sendByteArray(Mono.just(body));
+                })
                 .responseSingle((response, content) -> content.asString().defaultIfEmpty("").map(text -> {
                     ProviderResponse answer = FcmResponses.read(response.status().code(),
                             response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER), text, json);
