@@ -6,7 +6,12 @@
 #           API accept -> sandbox receipt, sandbox latency 50 ms. Target: <= 10 s.
 #   accept: sustained single-token sends to the Dispatcher with wrk on the same machine.
 #           Target: >= 5,000 requests/s, p99 <= 25 ms, no errors.
-# Knobs: FANOUT_COUNT, ACCEPT_SECONDS, ACCEPT_CONNECTIONS, HERALD_GATEWAY_MAX_IN_FLIGHT.
+#           Measured twice: right after start (cold JVMs: JIT compilation competes for the 2 cores)
+#           and again once warm (a running platform's steady state), on a fresh topic each time.
+# Knobs: FANOUT_COUNT, ACCEPT_SECONDS, ACCEPT_CONNECTIONS, HERALD_GATEWAY_MAX_IN_FLIGHT,
+#        ACCEPT_PIPELINE=1 to keep the gateway delivering during the accept run (default: the
+#        gateway is stopped so the run measures the Dispatcher, not the 2 cores it shares with
+#        gateway and sandbox; the backlog is purged afterwards and the gateway restarted).
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -42,17 +47,34 @@ pids+=",rabbitmq=$(pgrep -f "beam.smp.*-home ${HERALD_RUN_DIR}/rabbitmq" | head 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "gateway: max-in-flight ${HERALD_GATEWAY_MAX_IN_FLIGHT}, ${HERALD_GATEWAY_CONSUMERS_NORMAL} normal consumers, prefetch ${HERALD_GATEWAY_PREFETCH}"
 
+rabbitmqctl_local() { HOME="${HERALD_RUN_DIR}/rabbitmq/home" /usr/lib/rabbitmq/bin/rabbitmqctl -n herald@localhost -q "$@"; }
+# Start from empty queues: a backlog of an earlier run would share the machine with this one.
+for queue in herald.send.high herald.send.normal herald.audience; do rabbitmqctl_local purge_queue "$queue" >/dev/null || true; done
+
 if [[ "$what" == all || "$what" == fanout ]]; then
   log "fan-out benchmark: ${FANOUT_COUNT} notifications"
-  python3 "${HERALD_ROOT}/scripts/bench/fanout.py" --app "$app" --key "$key" --count "$FANOUT_COUNT" --pids "$pids"
+  echo "--- cold (services just started)"
+  python3 "${HERALD_ROOT}/scripts/bench/fanout.py" --app "$app" --key "$key" --count "$FANOUT_COUNT" --pids "$pids" --topic fanout-cold
+  echo "--- warm (same processes, second run)"
+  python3 "${HERALD_ROOT}/scripts/bench/fanout.py" --app "$app" --key "$key" --count "$FANOUT_COUNT" --pids "$pids" --topic fanout-warm
 fi
 
 if [[ "$what" == all || "$what" == accept ]]; then
   log "accept benchmark: wrk, ${ACCEPT_CONNECTIONS} connections, ${ACCEPT_SECONDS} s (after a 10 s warm-up)"
   command -v wrk >/dev/null || die "wrk not found: run scripts/install-deps.sh"
   echo "generator: $(wrk -v 2>&1 | head -n1 | cut -c1-60), 2 threads, ${ACCEPT_CONNECTIONS} connections, closed loop"
+  gateway_pid="$(<"${HERALD_RUN_DIR}/gateway.pid")"
+  if [[ "${ACCEPT_PIPELINE:-0}" != 1 ]]; then
+    echo "gateway stopped for this run: sends pile up in herald.send.high (purged afterwards)"
+    kill "$gateway_pid"
+    while kill -0 "$gateway_pid" 2>/dev/null; do sleep 0.2; done
+  fi
   HERALD_APP="$app" HERALD_KEY="$key" wrk -t2 -c"$ACCEPT_CONNECTIONS" -d10s -s "${HERALD_ROOT}/scripts/bench/send.lua" "$api" >/dev/null
   HERALD_APP="$app" HERALD_KEY="$key" wrk -t2 -c"$ACCEPT_CONNECTIONS" -d"${ACCEPT_SECONDS}s" \
     -s "${HERALD_ROOT}/scripts/bench/send.lua" "$api" | sed -n '/requests .* in/,$p'
   echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  if [[ "${ACCEPT_PIPELINE:-0}" != 1 ]]; then
+    rabbitmqctl_local purge_queue herald.send.high >/dev/null
+    HERALD_DEMO=0 bash "${HERALD_ROOT}/scripts/run-local.sh" start >/dev/null
+  fi
 fi

@@ -35,6 +35,14 @@ def proc_peak_rss_mib(pid):
     return float("nan")
 
 
+def parse_instant(text):
+    """Seconds since the epoch of an ISO-8601 UTC instant as the API writes it (nanosecond digits allowed)."""
+    import datetime
+    main, _, frac = text.rstrip("Z").partition(".")
+    seconds = datetime.datetime.fromisoformat(main).replace(tzinfo=datetime.timezone.utc).timestamp()
+    return seconds + (float("0." + frac) if frac else 0.0)
+
+
 _local = threading.local()
 
 
@@ -105,27 +113,29 @@ def main():
     message_id = body["id"]
     deadline = time.monotonic() + a.timeout
     while True:
-        stats = json.load(urllib.request.urlopen(f"{a.sandbox}/sandbox/stats"))
-        if stats["accepted"] >= a.count:
+        _, final = request(host, port, "GET", f"/v1/apps/{a.app}/messages/{message_id}", headers=auth)
+        if final.get("completedAt"):
             break
         if time.monotonic() > deadline:
-            raise SystemExit(f"timed out: sandbox accepted {stats['accepted']} of {a.count}")
+            raise SystemExit(f"timed out: {final}")
         time.sleep(0.05)  # polling interval of the observer, not part of the measured system
-    elapsed = time.time() - t0
-    _, final = request(host, port, "GET", f"/v1/apps/{a.app}/messages/{message_id}", headers=auth)
     cpu_after = {name: proc_cpu_seconds(pid) for name, pid in pids.items()}
-
-    print(f"fan-out: {a.count} notifications to {stats['distinctTokens']} distinct FCM tokens")
+    stats = json.load(urllib.request.urlopen(f"{a.sandbox}/sandbox/stats"))
+    # Server-side timestamps: from the Dispatcher's accept to the last target's recorded outcome
+    # (recorded after the sandbox's receipt, so this slightly overstates accept -> receipt).
+    elapsed = (parse_instant(final["completedAt"]) - parse_instant(final["acceptedAt"]))
+    print(f"fan-out: {a.count} notifications to {final['targets']['sent']} distinct FCM tokens (sandbox accepted {stats['accepted']})")
     print(f"  accept (HTTP 202)         {accepted_ms:8.1f} ms")
-    print(f"  accept -> last receipt    {elapsed:8.2f} s   (target <= 10 s)")
+    print(f"  accept -> last outcome    {elapsed:8.2f} s   (target <= 10 s; last sandbox receipt comes just before)")
     print(f"  throughput                {a.count / elapsed:8.0f} notifications/s")
     print(f"  duplicates at sandbox     {stats.get('duplicates', 'n/a')}")
     print(f"  message status            {final['state']} {final['targets']}")
+    print(f"  client-side accept -> completion seen {time.time() - t0:6.2f} s")
     for name, pid in pids.items():
         cpu = cpu_after[name] - cpu_before[name]
         print(f"  {name:<17} cpu {cpu:6.1f} s ({cpu / elapsed * 100:5.0f}% of one core)  peak RSS {proc_peak_rss_mib(pid):7.1f} MiB")
     print(f"  machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
-    ok = stats["distinctTokens"] >= a.count and stats["accepted"] == a.count
+    ok = final["targets"]["sent"] == a.count and stats.get("duplicates", 0) == 0
     return 0 if ok else 1
 
 
