@@ -79,7 +79,7 @@ public class GatewayConfiguration {
 
     @Bean(destroyMethod = "close")
     FcmSender fcmSender(GatewayProperties properties, JsonMapper json, Clock clock) {
-        return new FcmSender(properties.fcm(), new FcmAccessTokens(clock), json, clock);
+        return new FcmSender(properties.fcm(), new FcmAccessTokens(clock, properties.fcm().allowedTokenHosts()), json, clock);
     }
 
     @Bean(destroyMethod = "shutdownGracefully")

@@ -56,9 +56,14 @@ public record GatewayProperties(
      *                       default is the provider sandbox. An http:// URL is spoken as h2c.
      * @param connections    HTTP/2 connections in the pool; each multiplexes many requests
      * @param requestTimeout time allowed for one request before it counts as a transport failure
+     * @param allowedTokenHosts hosts a service account's {@code token_uri} may name. The gateway
+     *                       POSTs a signed assertion there, and the service account comes from a
+     *                       tenant: without this list a tenant could make the gateway call any
+     *                       internal address. Google's, and loopback for the provider sandbox.
      */
     public record Fcm(@DefaultValue("http://127.0.0.1:9090") URI endpoint, @DefaultValue("4") int connections,
-                      @DefaultValue("10s") Duration requestTimeout) {
+                      @DefaultValue("10s") Duration requestTimeout,
+                      @DefaultValue({"oauth2.googleapis.com", "127.0.0.1", "localhost"}) java.util.List<String> allowedTokenHosts) {
     }
 
     /**

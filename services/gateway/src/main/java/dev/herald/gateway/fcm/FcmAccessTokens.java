@@ -2,11 +2,11 @@ package dev.herald.gateway.fcm;
 
 import com.google.auth.oauth2.AccessToken;
 import com.google.auth.oauth2.GoogleCredentials;
+import com.google.auth.oauth2.ServiceAccountCredentials;
 import dev.herald.registry.app.App;
 import dev.herald.registry.app.FcmCredential;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -28,9 +28,11 @@ public final class FcmAccessTokens {
 
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
     private final Clock clock;
+    private final java.util.Set<String> allowedTokenHosts;
 
-    public FcmAccessTokens(Clock clock) {
+    public FcmAccessTokens(Clock clock, java.util.Collection<String> allowedTokenHosts) {
         this.clock = clock;
+        this.allowedTokenHosts = java.util.Set.copyOf(allowedTokenHosts);
     }
 
     private final class Entry {
@@ -77,7 +79,11 @@ public final class FcmAccessTokens {
         }
     }
 
-    /** A bearer token for the app's FCM credential. */
+    /**
+     * A bearer token for the app's FCM credential.
+     *
+     * @throws FcmCredentialException if the credential cannot be used (not retryable)
+     */
     public Mono<String> token(App app, FcmCredential credential) {
         return entry(app, credential).current();
     }
@@ -99,13 +105,22 @@ public final class FcmAccessTokens {
                 ? current : new Entry(app.version(), credentials(credential)));
     }
 
-    private static GoogleCredentials credentials(FcmCredential credential) {
+    private GoogleCredentials credentials(FcmCredential credential) {
+        GoogleCredentials credentials;
         try {
-            return GoogleCredentials.fromStream(new ByteArrayInputStream(
-                    credential.serviceAccountJson().getBytes(StandardCharsets.UTF_8))).createScoped(List.of(SCOPE));
-        } catch (IOException e) {
+            credentials = GoogleCredentials.fromStream(new ByteArrayInputStream(
+                    credential.serviceAccountJson().getBytes(StandardCharsets.UTF_8)));
+        } catch (IOException | RuntimeException e) {
             // The message names no key material: google-auth only says what is missing.
-            throw new UncheckedIOException("FCM service account cannot be used: " + e.getMessage(), e);
+            throw new FcmCredentialException("FCM service account cannot be used: " + e.getMessage(), e);
         }
+        if (credentials instanceof ServiceAccountCredentials account) {
+            String host = account.getTokenServerUri() == null ? null : account.getTokenServerUri().getHost();
+            if (host == null || !allowedTokenHosts.contains(host.toLowerCase(java.util.Locale.ROOT))) {
+                throw new FcmCredentialException("FCM service account's token_uri host " + host
+                        + " is not in herald.gateway.fcm.allowed-token-hosts " + allowedTokenHosts, null);
+            }
+        }
+        return credentials.createScoped(List.of(SCOPE));
     }
 }

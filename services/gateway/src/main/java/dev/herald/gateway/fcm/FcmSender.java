@@ -22,6 +22,8 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code http://} endpoint such as the provider sandbox, TLS with ALPN for {@code https://}.
  */
 public final class FcmSender implements ProviderSender, AutoCloseable {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(FcmSender.class);
+
     private final HttpClient http;
     private final ConnectionProvider connections;
     private final FcmAccessTokens tokens;
@@ -57,11 +59,18 @@ public final class FcmSender implements ProviderSender, AutoCloseable {
         byte[] body = json.writeValueAsBytes(FcmRequests.body(message, target, clock.instant()));
         // Per-request headers are set on the request, not with HttpClient.headers(): that would copy
         // the client's configuration for every push.
-        return tokens.token(app, credential).flatMap(token -> http
+        Mono<String> token;
+        try {
+            token = tokens.token(app, credential);
+        } catch (FcmCredentialException e) {
+            log.warn("app {}: {}", app.id(), e.getMessage());
+            return Mono.just(ProviderResponse.permanent("FCM_CREDENTIAL_UNUSABLE"));
+        }
+        return token.flatMap(bearer -> http
                 .post()
                 .uri("/v1/projects/" + credential.projectId() + "/messages:send")
                 .send((request, outbound) -> {
-                    request.header(HttpHeaderNames.AUTHORIZATION, "Bearer " + token);
+                    request.header(HttpHeaderNames.AUTHORIZATION, "Bearer " + bearer);
                     return outbound.sendByteArray(Mono.just(body));
                 })
                 .responseSingle((response, content) -> content.asString().defaultIfEmpty("").map(text -> {
