@@ -14,6 +14,15 @@ import java.util.Map;
  */
 public record Notification(String title, String body, Map<String, String> data,
                            Map<String, Map<String, Object>> overrides) {
+    /** Data key under which the gateway adds the platform's message id, so apps can deduplicate. */
+    public static final String MESSAGE_ID_KEY = "herald_message_id";
+
+    /**
+     * Bytes of a provider's 4 KB payload the platform itself uses: the message id entry and the
+     * providers' JSON framing, which this record's own JSON form does not have.
+     */
+    public static final int PLATFORM_RESERVED_BYTES = 96;
+
     public Notification {
         data = data == null ? Map.of() : Map.copyOf(data);
         overrides = overrides == null ? Map.of() : Map.copyOf(overrides);

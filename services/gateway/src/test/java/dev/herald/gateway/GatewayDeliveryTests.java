@@ -145,6 +145,30 @@ class GatewayDeliveryTests {
     }
 
     @Test
+    void aNotificationAtTheDispatchersSizeLimitStillFitsTheProvidersLimit() {
+        String appId = newApp();
+        int limit = 4096 - Notification.PLATFORM_RESERVED_BYTES;
+        String filler = "";
+        Notification largest = null;
+        for (int n = 3_000; n < 4_096; n++) {
+            Notification candidate = new Notification("T", "B", Map.of("k", "x".repeat(n)), Map.of());
+            if (json.writeValueAsBytes(candidate).length > limit) {
+                break;
+            }
+            largest = candidate;
+        }
+        assertThat(json.writeValueAsBytes(largest)).hasSizeGreaterThan(limit - 2);
+        String fcm = "big-fcm-" + id();
+        String apns = "big-apns-" + id();
+        PushBatch batch = new PushBatch(id(), appId, 0, Priority.normal, largest, null, Instant.now(),
+                Instant.now().plusSeconds(600), List.of(new Target(Channel.fcm, fcm, null), new Target(Channel.apns, apns, null)));
+
+        MessageStatus done = awaitCompleted(publish(batch));
+        assertThat(done.failures()).isEmpty();
+        assertThat(done.sent()).isEqualTo(2);
+    }
+
+    @Test
     void deadTokensAreRemovedFromTheRegistryAndCounted() {
         String appId = newApp();
         devices.register(appId, "phone", Channel.fcm, "unregistered-" + id(), List.of("news")).join();

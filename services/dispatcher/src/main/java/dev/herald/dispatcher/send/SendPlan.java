@@ -63,9 +63,11 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
         }
         Notification notification = new Notification(request.title(), request.body(), data, new LinkedHashMap<>(overrides));
         int size = serializedSize(notification, json);
-        if (size > limits.maxPayloadBytes()) {
+        int limit = limits.maxPayloadBytes() - Notification.PLATFORM_RESERVED_BYTES;
+        if (size > limit) {
             throw Problems.tooLarge("the notification (title, body, data and overrides as JSON) is " + size
-                    + " bytes; the limit is " + limits.maxPayloadBytes());
+                    + " bytes; the limit is " + limit + " (the providers' " + limits.maxPayloadBytes() + " less "
+                    + Notification.PLATFORM_RESERVED_BYTES + " the platform uses for the message id)");
         }
         Priority priority = request.priority() == null ? Priority.normal : request.priority();
         if (to.tokens() != null) {

@@ -3,7 +3,6 @@ package dev.herald.gateway.apns;
 import dev.herald.contract.Channel;
 import dev.herald.contract.Notification;
 import dev.herald.contract.PushBatch;
-import dev.herald.gateway.fcm.FcmRequests;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -28,7 +27,7 @@ final class ApnsPayloads {
             aps.put("content-available", 1);
         }
         Map<String, Object> payload = new LinkedHashMap<>(notification.data());
-        payload.put(FcmRequests.MESSAGE_ID_KEY, batch.messageId());
+        payload.put(Notification.MESSAGE_ID_KEY, batch.messageId());
         payload.put("aps", aps);
         Map<String, Object> overrides = new LinkedHashMap<>(notification.override(Channel.apns));
         mergeInto(payload, overrides);

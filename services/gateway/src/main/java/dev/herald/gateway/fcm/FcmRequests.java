@@ -1,6 +1,7 @@
 package dev.herald.gateway.fcm;
 
 import dev.herald.contract.Channel;
+import dev.herald.contract.Notification;
 import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Target;
@@ -11,8 +12,6 @@ import java.util.Map;
 
 /** Builds FCM HTTP v1 {@code messages:send} bodies. */
 public final class FcmRequests {
-    /** Data key carrying the platform's message id, so apps (and the sandbox) can deduplicate. */
-    public static final String MESSAGE_ID_KEY = "herald_message_id";
 
     private FcmRequests() {
     }
@@ -31,7 +30,7 @@ public final class FcmRequests {
             message.put("notification", notification);
         }
         Map<String, String> data = new LinkedHashMap<>(batch.notification().data());
-        data.put(MESSAGE_ID_KEY, batch.messageId());
+        data.put(Notification.MESSAGE_ID_KEY, batch.messageId());
         message.put("data", data);
         Map<String, Object> android = new LinkedHashMap<>();
         long ttlSeconds = Math.max(0, Duration.between(now, batch.expiresAt()).toSeconds());

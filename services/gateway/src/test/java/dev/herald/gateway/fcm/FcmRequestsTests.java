@@ -24,7 +24,7 @@ class FcmRequestsTests {
         Map<String, Object> message = (Map<String, Object>) FcmRequests.body(batch, new Target(Channel.fcm, "tok", null), now).get("message");
         assertThat(message).containsEntry("token", "tok")
                 .containsEntry("notification", Map.of("title", "Hi", "body", "There"))
-                .containsEntry("data", Map.of("k", "v", FcmRequests.MESSAGE_ID_KEY, "m1"));
+                .containsEntry("data", Map.of("k", "v", Notification.MESSAGE_ID_KEY, "m1"));
         assertThat((Map<String, Object>) message.get("android"))
                 .containsEntry("ttl", "90s").containsEntry("priority", "high").containsEntry("collapse_key", "c1")
                 .containsEntry("restricted_package_name", "a.b");
