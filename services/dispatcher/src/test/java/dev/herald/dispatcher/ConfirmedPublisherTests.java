@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 import dev.herald.contract.Queues;
-import dev.herald.dispatcher.queue.ConfirmedPublisher;
-import dev.herald.dispatcher.queue.PublishFailedException;
+import dev.herald.contract.amqp.ConfirmedPublisher;
+import dev.herald.contract.amqp.PublishFailedException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

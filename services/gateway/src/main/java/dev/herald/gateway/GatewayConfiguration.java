@@ -1,5 +1,6 @@
 package dev.herald.gateway;
 
+import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.gateway.apns.ApnsClientPool;
 import dev.herald.gateway.apns.ApnsSender;
 import dev.herald.gateway.audience.AudienceExpander;
@@ -14,7 +15,6 @@ import dev.herald.gateway.delivery.InFlightLimit;
 import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.gateway.fcm.FcmAccessTokens;
 import dev.herald.gateway.fcm.FcmSender;
-import dev.herald.gateway.queue.ConfirmedPublisher;
 import dev.herald.registry.app.AppCache;
 import dev.herald.registry.device.DeviceRegistry;
 import dev.herald.registry.status.ExpansionProgress;

@@ -2,7 +2,7 @@ package dev.herald.dispatcher.send;
 
 import dev.herald.dispatcher.DispatcherProperties;
 import dev.herald.dispatcher.problem.RequestValidator;
-import dev.herald.dispatcher.queue.ConfirmedPublisher;
+import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.registry.status.MessageStatusStore;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,7 +1,7 @@
 package dev.herald.dispatcher.send;
 
 import dev.herald.contract.Priority;
-import dev.herald.dispatcher.queue.PublishFailedException;
+import dev.herald.contract.amqp.PublishFailedException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;

@@ -8,7 +8,7 @@ import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
 import dev.herald.dispatcher.DispatcherProperties;
 import dev.herald.dispatcher.problem.Problems;
-import dev.herald.dispatcher.queue.ConfirmedPublisher.Outgoing;
+import dev.herald.contract.amqp.ConfirmedPublisher.Outgoing;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -4,8 +4,9 @@ import dev.herald.contract.AudienceJob;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
+import dev.herald.contract.amqp.ConfirmedPublisher;
+import dev.herald.contract.amqp.ConfirmedPublisher.Outgoing;
 import dev.herald.gateway.GatewayProperties;
-import dev.herald.gateway.queue.ConfirmedPublisher;
 import dev.herald.registry.device.DeviceRegistry;
 import dev.herald.registry.device.TopicPage;
 import dev.herald.registry.status.ExpansionProgress;
@@ -13,9 +14,9 @@ import dev.herald.registry.status.ExpansionProgress.Step;
 import dev.herald.registry.status.MessageStatusStore;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Turns a topic or device-list send into batches on the send queue, one page of the audience at a
@@ -71,8 +72,9 @@ public final class AudienceExpander {
     }
 
     private Mono<Void> publish(PushBatch batch) {
-        String queue = Queues.sendQueue(batch.priority());
-        return publisher.publish(Queues.EXCHANGE, queue, batch, Map.of());
+        Outgoing outgoing = new Outgoing(Queues.EXCHANGE, Queues.sendQueue(batch.priority()), batch.messageId(), batch);
+        // publish() may block under RabbitMQ flow control, so it runs off the event loop.
+        return Mono.fromFuture(() -> publisher.publish(outgoing)).subscribeOn(Schedulers.boundedElastic());
     }
 
     private static List<List<Target>> chunks(List<Target> targets, int size) {

@@ -4,11 +4,13 @@ import dev.herald.contract.DeadLetter;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
-import dev.herald.gateway.queue.ConfirmedPublisher;
+import dev.herald.contract.amqp.ConfirmedPublisher;
+import dev.herald.contract.amqp.ConfirmedPublisher.Outgoing;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Puts targets the gateway gave up on into the dead-letter queue, narrowed to that one target so
@@ -27,7 +29,9 @@ public final class DeadLetters {
     public Mono<Void> target(PushBatch batch, Target target, String reason, int attempts) {
         PushBatch narrowed = new PushBatch(batch.messageId(), batch.appId(), batch.batch(), batch.priority(),
                 batch.notification(), batch.collapseKey(), batch.acceptedAt(), batch.expiresAt(), List.of(target));
-        return publisher.publish(Queues.DEAD_LETTER_EXCHANGE, "", new DeadLetter(narrowed, reason, attempts, clock.instant()),
-                Map.of(Queues.REASON_HEADER, reason));
+        Outgoing letter = new Outgoing(Queues.DEAD_LETTER_EXCHANGE, "", batch.messageId(),
+                new DeadLetter(narrowed, reason, attempts, clock.instant()), Map.of(Queues.REASON_HEADER, reason));
+        // publish() may block under RabbitMQ flow control, so it runs off the event loop.
+        return Mono.fromFuture(() -> publisher.publish(letter)).subscribeOn(Schedulers.boundedElastic());
     }
 }

@@ -1,4 +1,4 @@
-package dev.herald.dispatcher.queue;
+package dev.herald.contract.amqp;
 
 /** RabbitMQ did not take responsibility for a message; {@link #reason()} is a metric tag. */
 public final class PublishFailedException extends Exception {
