@@ -67,11 +67,6 @@ public final class MessageStatusStore {
         return redis.del(msg(id)).toCompletableFuture().thenApply(ignored -> null);
     }
 
-    /** An audience expander queued {@code count} more targets. */
-    public CompletableFuture<Void> addTargets(String id, int count) {
-        return redis.hincrby(msg(id), "total", count).toCompletableFuture().thenApply(ignored -> null);
-    }
-
     /** The audience is fully expanded: the total is final. */
     public CompletableFuture<Void> expansionDone(String id) {
         return expansionDone.<Long>run(redis, new String[] {msg(id)}, String.valueOf(System.currentTimeMillis()))

@@ -25,6 +25,8 @@ class MessageStatusStoreTests {
 
     private static TestRedis redis;
     private static MessageStatusStore store;
+    /** How the audience expander adds targets to a message: the only way its total grows. */
+    private static ExpansionProgress progress;
 
     private final String id = UUID.randomUUID().toString();
     private final Instant acceptedAt = Instant.now().truncatedTo(ChronoUnit.MILLIS);
@@ -33,6 +35,7 @@ class MessageStatusStoreTests {
     static void connect() {
         redis = new TestRedis();
         store = new MessageStatusStore(redis.async(), TTL);
+        progress = new ExpansionProgress(redis.async(), TTL);
     }
 
     @AfterAll
@@ -230,7 +233,7 @@ class MessageStatusStoreTests {
         join(store.accepted(id, APP, Optional.empty(), acceptedAt));
         join(store.queued(id, acceptedAt));
         assertThat(status().expanded()).isFalse();
-        join(store.addTargets(id, 2));
+        join(progress.advance(id, new ExpansionProgress.Step(ExpansionProgress.DONE, 1), 2));
 
         join(store.record(id, APP, 0, A, Outcome.sent()));
         join(store.record(id, APP, 0, B, Outcome.sent()));
@@ -252,7 +255,7 @@ class MessageStatusStoreTests {
     @Test
     void audienceMessageCompletesWithItsLastOutcomeWhenExpansionEndedFirst() {
         join(store.accepted(id, APP, Optional.empty(), acceptedAt));
-        join(store.addTargets(id, 2));
+        join(progress.advance(id, new ExpansionProgress.Step(ExpansionProgress.DONE, 1), 2));
         join(store.expansionDone(id));
         join(store.record(id, APP, 0, A, Outcome.sent()));
         assertThat(status().completedAt()).isNull();
