@@ -36,6 +36,7 @@ public sealed interface ProviderResponse {
         RETRY
     }
 
+    /** Throttled or unavailable: retry after {@code retryAfter} at the earliest. */
     static Rejected retry(String reason, Duration retryAfter) {
         return new Rejected(reason, Disposition.RETRY, retryAfter);
     }

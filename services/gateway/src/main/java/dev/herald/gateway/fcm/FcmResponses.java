@@ -20,13 +20,13 @@ final class FcmResponses {
         String code = errorCode(body, json, status);
         Duration retryAfter = retryAfter(retryAfterHeader);
         if ("UNREGISTERED".equals(code)) {
-            return new ProviderResponse.Rejected(code, ProviderResponse.Disposition.TOKEN_INVALID, Duration.ZERO);
+            return ProviderResponse.tokenInvalid(code);
         }
         if (status == 429 || status >= 500 || status == 401) {
             // 401: the access token was revoked or expired early; a fresh one is fetched for the retry.
-            return new ProviderResponse.Rejected(code, ProviderResponse.Disposition.RETRY, retryAfter);
+            return ProviderResponse.retry(code, retryAfter);
         }
-        return new ProviderResponse.Rejected(code, ProviderResponse.Disposition.PERMANENT, Duration.ZERO);
+        return ProviderResponse.permanent(code);
     }
 
     private static String errorCode(String body, JsonMapper json, int status) {
