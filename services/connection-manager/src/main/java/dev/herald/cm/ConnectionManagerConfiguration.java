@@ -80,6 +80,8 @@ public class ConnectionManagerConfiguration {
         container.setAcknowledgeMode(AcknowledgeMode.AUTO);
         container.setPrefetchCount(250);
         container.setMessageListener(new NodeQueueListener(sessions, json));
+        // Below the MQTT server's phase: consuming before devices connect, and until they are gone.
+        container.setPhase(MqttServer.PHASE - 100);
         return container;
     }
 

@@ -25,10 +25,12 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * The MQTT listener: Netty with its MQTT 3.1.1/5 codec and one small handler per connection
- * ({@link DeviceConnection}). Started after RabbitMQ listeners and stopped before them (lifecycle
- * phase), so a device never connects to a node that cannot yet receive its messages.
+ * ({@link DeviceConnection}). Started after the node-queue consumer and stopped before it
+ * (lifecycle phase), so a device never connects to a node that cannot yet receive its messages.
  */
 public final class MqttServer implements SmartLifecycle {
+    /** Lifecycle phase: late start, early stop. */
+    public static final int PHASE = Integer.MAX_VALUE - 100;
     private static final Logger log = LoggerFactory.getLogger(MqttServer.class);
     /** Longest client id accepted (device ids are at most 128 characters). */
     private static final int MAX_CLIENT_ID = 256;
@@ -102,7 +104,6 @@ public final class MqttServer implements SmartLifecycle {
 
     @Override
     public int getPhase() {
-        // RabbitMQ listener containers run in a lower phase: up before, down after this server.
-        return Integer.MAX_VALUE - 100;
+        return PHASE;
     }
 }
