@@ -12,11 +12,14 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.mqtt.MqttDecoder;
 import io.netty.handler.codec.mqtt.MqttEncoder;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -37,6 +40,8 @@ public final class MqttServer implements SmartLifecycle {
 
     private final ConnectionContext context;
     private final CmProperties.Mqtt settings;
+    /** Every open connection, so a graceful stop can wait until they are closed. */
+    private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private EventLoopGroup acceptor;
     private EventLoopGroup workers;
     private Channel listener;
@@ -61,6 +66,7 @@ public final class MqttServer implements SmartLifecycle {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {
+                        channels.add(channel);
                         channel.pipeline().addLast(
                                 // Replaced at CONNECT by one honouring the keepalive.
                                 new IdleStateHandler(connectTimeout, 0, 0, TimeUnit.MILLISECONDS),
@@ -91,6 +97,10 @@ public final class MqttServer implements SmartLifecycle {
         context.sessions().dropLease().exceptionally(error -> null).join();
         for (SessionRegistry.Session session : context.sessions().sessions()) {
             session.serverShuttingDown();
+        }
+        // Let the DISCONNECTs go out; whatever is still open after that (no CONNECT yet) is closed.
+        if (!channels.newCloseFuture().awaitUninterruptibly(5, TimeUnit.SECONDS)) {
+            channels.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
         }
         workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
         acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
