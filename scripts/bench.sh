@@ -31,6 +31,12 @@ ACCEPT_CONNECTIONS="${ACCEPT_CONNECTIONS:-32}"
 export HERALD_GATEWAY_MAX_IN_FLIGHT="${HERALD_GATEWAY_MAX_IN_FLIGHT:-2000}"
 export HERALD_GATEWAY_FCM_CONNECTIONS="${HERALD_GATEWAY_FCM_CONNECTIONS:-4}"
 export HERALD_GATEWAY_CONSUMERS_NORMAL="${HERALD_GATEWAY_CONSUMERS_NORMAL:-4}"
+if [[ "$what" == cm-delivery ]]; then
+  # One message per device send: each is its own small audience job and batch, so the gateway needs
+  # more of them in hand than for fan-out (where one job becomes thousands of targets).
+  export HERALD_GATEWAY_PREFETCH="${HERALD_GATEWAY_PREFETCH:-16}"
+  export HERALD_GATEWAY_CONSUMERS_AUDIENCE="${HERALD_GATEWAY_CONSUMERS_AUDIENCE:-4}"
+fi
 export HERALD_GATEWAY_PREFETCH="${HERALD_GATEWAY_PREFETCH:-2}"
 export HERALD_DEMO=0
 
