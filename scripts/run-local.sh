@@ -157,7 +157,7 @@ cmd_start() {
   HERALD_DISPATCHER_ADMIN_TOKEN="$admin_token" HERALD_CRYPTO_KEY="$crypto" \
     start_service gateway "$java" "--herald.gateway.apns.trusted-certificate=${apns_cert}"
   await_ready gateway
-  HERALD_CRYPTO_KEY="$crypto" HERALD_CM_NODE_ID=local-1 start_service connection-manager "$java"
+  HERALD_CRYPTO_KEY="$crypto" start_service connection-manager "$java"
   await_ready connection-manager
   HERALD_DISPATCHER_ADMIN_TOKEN="$admin_token" HERALD_CRYPTO_KEY="$crypto" \
     start_service dispatcher "$java"

@@ -52,9 +52,9 @@ def subscribe_packet(topic):
 
 
 def device_password(crypto_key_b64, app, device):
-    """The dispatcher's MqttCredentials: HMAC-SHA256(app:device) under a key derived from the crypto key."""
+    """The dispatcher's MqttCredentials: HMAC-SHA256(app/device) under a key derived from the crypto key."""
     key = hmac.new(base64.b64decode(crypto_key_b64), b"herald-mqtt-device-password-v1", hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(hmac.new(key, f"{app}:{device}".encode(), hashlib.sha256).digest()).rstrip(b"=").decode()
+    return base64.urlsafe_b64encode(hmac.new(key, f"{app}/{device}".encode(), hashlib.sha256).digest()).rstrip(b"=").decode()
 
 
 class Device(asyncio.Protocol):
@@ -194,19 +194,24 @@ async def connections(args):
 
 
 async def http_post(reader, writer, path, key, body):
+    """One POST on a kept-alive connection; returns (status, server closes the connection)."""
     data = json.dumps(body).encode()
     writer.write(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
                  f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
     status_line = await reader.readline()
-    length, chunked = 0, False
+    if not status_line:
+        return None, True
+    length, chunked, closing = 0, False, False
     while True:
-        line = await reader.readline()
+        line = (await reader.readline()).lower()
         if line in (b"\r\n", b""):
             break
-        if line.lower().startswith(b"content-length:"):
+        if line.startswith(b"content-length:"):
             length = int(line.split(b":")[1])
-        if line.lower().startswith(b"transfer-encoding:") and b"chunked" in line.lower():
+        elif line.startswith(b"transfer-encoding:") and b"chunked" in line:
             chunked = True
+        elif line.startswith(b"connection:") and b"close" in line:
+            closing = True
     if chunked:
         while True:
             size = int((await reader.readline()).strip(), 16)
@@ -215,7 +220,7 @@ async def http_post(reader, writer, path, key, body):
                 break
     else:
         await reader.readexactly(length)
-    return int(status_line.split()[1])
+    return int(status_line.split()[1]), closing
 
 
 def api(method, url, token, body=None):
@@ -241,23 +246,34 @@ async def delivery(args):
     devices = await open_devices(args.host, args.port, args.app, ids, passwords, ["127.0.0.1"], 200, on_message)
     print(f"{len(devices)} devices connected and subscribed")
     total = args.rate * args.seconds
-    connections = [await asyncio.open_connection("127.0.0.1", args.api_port) for _ in range(args.connections)]
     queue = asyncio.Queue()
     accepted, errors = [0], [0]
 
-    async def sender(reader, writer):
+    async def sender():
+        reader, writer = await asyncio.open_connection("127.0.0.1", args.api_port)
         while True:
             n = await queue.get()
             if n is None:
+                writer.close()
                 return
-            status = await http_post(reader, writer, f"/v1/apps/{args.app}/messages", args.key,
-                                     {"to": {"devices": [ids[n % len(ids)]]}, "title": f"bench {n}", "ttl": 600})
+            device = ids[n % len(ids)]
+            # devices: the send names a registered device (an audience job the gateway expands);
+            # tokens: it names the MQTT target directly (its token is the device id), one hop less.
+            to = {"devices": [device]} if args.to == "devices" else {"tokens": [{"channel": "mqtt", "token": device}]}
+            body = {"to": to, "title": f"bench {n}", "ttl": 600}
+            status, closing = await http_post(reader, writer, f"/v1/apps/{args.app}/messages", args.key, body)
+            if status is None:  # the server had closed this kept-alive connection: send again on a new one
+                reader, writer = await asyncio.open_connection("127.0.0.1", args.api_port)
+                status, closing = await http_post(reader, writer, f"/v1/apps/{args.app}/messages", args.key, body)
             if status == 202:
                 accepted[0] += 1
             else:
                 errors[0] += 1
+            if closing:
+                writer.close()
+                reader, writer = await asyncio.open_connection("127.0.0.1", args.api_port)
 
-    tasks = [asyncio.create_task(sender(r, w)) for r, w in connections]
+    tasks = [asyncio.create_task(sender()) for _ in range(args.connections)]
     start = time.monotonic()
     for n in range(total):
         # Open loop: message n is due at start + n / rate, whether or not earlier ones are done.
@@ -277,7 +293,7 @@ async def delivery(args):
     def pct(p):
         return latencies[min(len(latencies) - 1, int(len(latencies) * p))] if latencies else float("nan")
 
-    print(f"offered {total} messages in {offered:.1f} s ({total / offered:.0f}/s): {accepted[0]} accepted (202), "
+    print(f"sends to {args.to}: offered {total} messages in {offered:.1f} s ({total / offered:.0f}/s): {accepted[0]} accepted (202), "
           f"{errors[0]} errors, {len(latencies)} received by devices")
     print(f"API accept -> device receipt: p50 {pct(0.50):.1f} ms, p99 {pct(0.99):.1f} ms, max {latencies[-1] if latencies else 0:.1f} ms "
           f"(target p99 <= 50 ms)")
@@ -303,6 +319,7 @@ def main():
     parser.add_argument("--rate", type=int, default=1000)
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--to", choices=["devices", "tokens"], default="devices")
     args = parser.parse_args()
     asyncio.run(connections(args) if args.mode == "connections" else delivery(args))
 

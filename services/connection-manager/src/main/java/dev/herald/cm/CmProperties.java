@@ -18,6 +18,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param maxInFlight QoS 1 messages sent to one device and not yet acknowledged; more wait
  * @param queueExpiry a node queue without consumer for this long is deleted by RabbitMQ (a dead
  *                    node's queue: it held only copies of what the boxes hold)
+ * @param expirySweep how often expired messages of devices that stay away are settled {@code expired}
  */
 @ConfigurationProperties("herald.cm")
 public record CmProperties(
@@ -25,7 +26,8 @@ public record CmProperties(
         @DefaultValue Mqtt mqtt,
         @DefaultValue("10s") Duration lease,
         @DefaultValue("32") int maxInFlight,
-        @DefaultValue("5m") Duration queueExpiry) {
+        @DefaultValue("5m") Duration queueExpiry,
+        @DefaultValue("5s") Duration expirySweep) {
 
     /**
      * @param port           MQTT port

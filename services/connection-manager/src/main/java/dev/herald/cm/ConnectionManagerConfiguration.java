@@ -1,5 +1,6 @@
 package dev.herald.cm;
 
+import dev.herald.cm.delivery.ExpirySweeper;
 import dev.herald.cm.delivery.NodeQueueListener;
 import dev.herald.cm.mqtt.MqttServer;
 import dev.herald.cm.session.SessionRegistry;
@@ -21,6 +22,7 @@ import org.springframework.amqp.core.Declarables;
 import org.springframework.amqp.core.DirectExchange;
 import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.amqp.rabbit.connection.ConnectionListener;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer;
 import org.springframework.context.annotation.Bean;
@@ -34,16 +36,30 @@ import tools.jackson.databind.json.JsonMapper;
 public class ConnectionManagerConfiguration {
 
     /**
-     * This node's queue, bound to the push exchange under its own name. A quorum queue like the
-     * others; it expires once no node has consumed it for {@code queue-expiry} (a node that died).
+     * This node's queue, bound to the push exchange under its own name. It carries only copies of
+     * what the devices' boxes hold, so it is a classic non-durable queue: no disk write per message
+     * (a quorum queue would fsync each one) on the latency path. RabbitMQ deletes it once no node
+     * has consumed it for {@code queue-expiry} (a node that died). A broker restart loses its
+     * copies: the node then drains its live sessions' boxes again ({@link #redrainAfterReconnect}).
      */
     @Bean
     Declarables nodeQueue(CmProperties properties) {
         String name = MqttDelivery.nodeQueue(properties.nodeId());
-        Queue queue = new Queue(name, true, false, false, Map.of(
-                "x-queue-type", "quorum",
-                "x-expires", properties.queueExpiry().toMillis()));
+        Queue queue = new Queue(name, false, false, false, Map.of("x-expires", properties.queueExpiry().toMillis()));
         return new Declarables(queue, BindingBuilder.bind(queue).to(new DirectExchange(Queues.EXCHANGE, true, false)).with(name));
+    }
+
+    /** On every RabbitMQ connection after the first, live sessions read their boxes again. */
+    @Bean
+    ConnectionListener redrainAfterReconnect(ConnectionFactory connections, SessionRegistry sessions) {
+        java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
+        ConnectionListener listener = connection -> {
+            if (!first.getAndSet(false)) {
+                sessions.sessions().forEach(SessionRegistry.Session::redrain);
+            }
+        };
+        connections.addConnectionListener(listener);
+        return listener;
     }
 
     @Bean
@@ -57,13 +73,18 @@ public class ConnectionManagerConfiguration {
         return new SessionRegistry(redis, publisher, properties.nodeId(), properties.lease());
     }
 
-    /** Renews the node's lease three times per lease period, so one missed beat does not lapse it. */
+    /**
+     * The node's timers: the lease renewed three times per lease period (one missed beat does not
+     * lapse it), and the expiry sweep.
+     */
     @Bean(destroyMethod = "shutdownNow")
-    ScheduledExecutorService heartbeat(SessionRegistry sessions, CmProperties properties) {
-        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("cm-heartbeat").daemon().factory());
+    ScheduledExecutorService nodeTimers(SessionRegistry sessions, MqttOutbox outbox, CmMetrics metrics, CmProperties properties) {
+        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("cm-timers").daemon().factory());
         long period = Math.max(100, properties.lease().toMillis() / 3);
         sessions.heartbeat().join();
         executor.scheduleAtFixedRate(() -> sessions.heartbeat().exceptionally(error -> null), period, period, TimeUnit.MILLISECONDS);
+        long sweep = properties.expirySweep().toMillis();
+        executor.scheduleWithFixedDelay(new ExpirySweeper(outbox, metrics), sweep, sweep, TimeUnit.MILLISECONDS);
         return executor;
     }
 

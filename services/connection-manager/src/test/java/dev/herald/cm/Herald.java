@@ -77,7 +77,7 @@ final class Herald {
 
     static ConfigurableApplicationContext startConnectionManager(String nodeId) {
         return start(ConnectionManagerApplication.class, "--herald.cm.node-id=" + nodeId, "--herald.cm.mqtt.port=0",
-                "--herald.cm.mqtt.host=127.0.0.1");
+                "--herald.cm.mqtt.host=127.0.0.1", "--herald.cm.expiry-sweep=1s");
     }
 
     int mqttPort() {
@@ -140,7 +140,7 @@ final class Herald {
 
     /** Messages waiting in the device's box for its PUBACK. */
     long boxSize(Device device) {
-        return redis.zcard("cm:box:{" + device.appId() + ":" + device.deviceId() + "}");
+        return redis.zcard("cm:box:{" + device.appId() + "/" + device.deviceId() + "}");
     }
 
     String metrics() {

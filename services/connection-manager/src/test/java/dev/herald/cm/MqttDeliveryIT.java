@@ -111,6 +111,14 @@ class MqttDeliveryIT {
     }
 
     @Test
+    void aMessageToADeviceThatNeverConnectsExpiresByItsTtl() {
+        Herald.Device device = herald.registerMqtt(app, deviceId());
+        String id = herald.send(app, Map.of("to", Map.of("devices", List.of(device.deviceId())), "title", "nobody home", "ttl", 1));
+        await().atMost(Devices.timeout()).until(() -> herald.state(app, id).equals("expired"));
+        assertThat(herald.boxSize(device)).isZero();
+    }
+
+    @Test
     void aNewerMessageWithTheSameCollapseKeyReplacesTheOlderOneWaitingInTheBox() throws Exception {
         Herald.Device device = herald.registerMqtt(app, deviceId());
         String older = herald.send(app, Map.of("to", Map.of("devices", List.of(device.deviceId())), "title", "score 1-0", "collapseKey", "score"));

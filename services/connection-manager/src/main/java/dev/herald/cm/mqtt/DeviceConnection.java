@@ -306,6 +306,16 @@ final class DeviceConnection extends ChannelInboundHandlerAdapter implements Ses
     }
 
     @Override
+    public void redrain() {
+        context.outbox().read(appId, deviceId).whenComplete((entries, error) -> ctx.executor().execute(() -> {
+            if (state == State.LIVE && error == null) {
+                entries.forEach(this::enqueue);
+                ctx.flush();
+            }
+        }));
+    }
+
+    @Override
     public void offer(MqttOutbox.Entry entry) {
         ctx.executor().execute(() -> {
             switch (state) {

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Which device is connected where. Locally a map of this node's sessions; in Redis
- * {@code cm:session:{app:device} = <node>|<connection>} plus this node's lease
+ * {@code cm:session:{app/device} = <node>|<connection>} plus this node's lease
  * {@code cm:node:<node>} (renewed by {@link #heartbeat}), so the gateway routes to the node holding
  * a device and treats the devices of a node whose lease lapsed as offline. A session key is deleted
  * only by the connection that wrote it, so a late disconnect never erases a newer session.
@@ -44,6 +44,9 @@ public final class SessionRegistry {
         /** The node stops: close this connection telling the device to go elsewhere. */
         void serverShuttingDown();
 
+        /** Reads the box again and sends what this session has not sent (copies may have been lost). */
+        void redrain();
+
         /** A copy of a message for this device arrived on the node's queue. */
         void offer(MqttOutbox.Entry entry);
     }
@@ -63,7 +66,7 @@ public final class SessionRegistry {
     }
 
     private static String key(String appId, String deviceId) {
-        return appId + ":" + deviceId;
+        return appId + "/" + deviceId;
     }
 
     public String nodeId() {

@@ -9,7 +9,8 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The per-device MQTT password: an HMAC-SHA256 of {@code <app>:<device>} under a key derived from the
+ * The per-device MQTT password: an HMAC-SHA256 of {@code <app>/<device>} (ids may contain
+ * {@code :} but never {@code /}, so no two app-device pairs share a text) under a key derived from the
  * platform's crypto key. The dispatcher issues it at registration; the connection manager checks it
  * at CONNECT by recomputing it, so authentication costs no Redis round trip and no secret is stored.
  * A device's password is stable across re-registrations (rotating the crypto key rotates them all).
@@ -30,7 +31,7 @@ public final class MqttCredentials {
 
     /** The password of this device. */
     public String password(String appId, String deviceId) {
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(hmac(key, appId + ":" + deviceId));
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(hmac(key, appId + "/" + deviceId));
     }
 
     /** Constant-time check of a password a device presented. */

@@ -34,12 +34,16 @@ public final class MqttOutbox {
     public record Placement(Optional<String> node, List<String> collapsed, List<String> evicted) {
     }
 
+    private static final String BOX_PREFIX = "cm:box:";
+    private static final String EXPIRIES = "cm:expiries";
+
     private final RedisAsyncCommands<String, String> redis;
     private final int maxEntries;
     private final Duration statusTtl;
     private final RedisScript put;
     private final RedisScript settle;
     private final RedisScript read;
+    private final RedisScript reindex;
 
     public MqttOutbox(RedisAsyncCommands<String, String> redis, int maxEntries, Duration statusTtl) {
         this.redis = redis;
@@ -48,11 +52,12 @@ public final class MqttOutbox {
         this.put = RedisScript.fromClasspath("/dev/herald/registry/lua/box_put.lua", ScriptOutputType.MULTI, redis);
         this.settle = RedisScript.fromClasspath("/dev/herald/registry/lua/box_settle.lua", ScriptOutputType.INTEGER, redis);
         this.read = RedisScript.fromClasspath("/dev/herald/registry/lua/box_read.lua", ScriptOutputType.MULTI, redis);
+        this.reindex = RedisScript.fromClasspath("/dev/herald/registry/lua/box_reindex.lua", ScriptOutputType.INTEGER, redis);
     }
 
-    /** Redis hash tag shared by all of one device's keys. */
+    /** Redis hash tag shared by all of one device's keys ({@code /} cannot occur in ids, {@code :} can). */
     private static String tag(String appId, String deviceId) {
-        return "{" + appId + ":" + deviceId + "}";
+        return "{" + appId + "/" + deviceId + "}";
     }
 
     /** Key naming which node and connection hold the device ({@code <node>|<connection>}). */
@@ -112,6 +117,33 @@ public final class MqttOutbox {
                         outcome.reason() == null ? "" : outcome.reason(), String.valueOf(System.currentTimeMillis()),
                         String.valueOf(statusTtl.toSeconds()))
                 .thenApply(counted -> counted == 1);
+    }
+
+    /** A device whose box has an entry that expired (see {@link #due}). */
+    public record Box(String appId, String deviceId) {
+    }
+
+    /**
+     * Boxes holding an entry whose TTL has passed, at most {@code limit}: the expiry sweeper settles
+     * those entries {@code expired} even when their device never connects again.
+     */
+    public CompletableFuture<List<Box>> due(long nowMillis, int limit) {
+        return redis.zrangebyscore(EXPIRIES, io.lettuce.core.Range.create(0, nowMillis), io.lettuce.core.Limit.create(0, limit))
+                .toCompletableFuture()
+                .thenApply(keys -> keys.stream()
+                        .filter(key -> key.startsWith(BOX_PREFIX + "{") && key.endsWith("}") && key.indexOf('/') > 0)
+                        .map(key -> {
+                            String tag = key.substring(BOX_PREFIX.length() + 1, key.length() - 1);
+                            int slash = tag.indexOf('/');
+                            return new Box(tag.substring(0, slash), tag.substring(slash + 1));
+                        })
+                        .toList());
+    }
+
+    /** After a sweep: the box's next expiry goes into the index, or the box leaves it when empty. */
+    public CompletableFuture<Void> reindex(Box box) {
+        String tag = tag(box.appId(), box.deviceId());
+        return reindex.<Long>run(redis, new String[] {BOX_PREFIX + tag, "cm:boxm:" + tag, EXPIRIES}).thenApply(ignored -> null);
     }
 
     /** Entries in the device's box (metrics, tests). */

@@ -1,8 +1,8 @@
 -- Puts one message into an MQTT device's box (the per-device store the connection manager delivers
 -- from), then says which live connection-manager node holds the device.
--- KEYS[1] cm:box:{app:device} (zset: message id -> arrival sequence), KEYS[2] cm:boxm:{app:device}
+-- KEYS[1] cm:box:{app/device} (zset: message id -> arrival sequence), KEYS[2] cm:boxm:{app/device}
 -- (hash: m:<id> payload, x:<id> expiry ms, k:<id> collapse key, c:<key> id holding that key, #seq),
--- KEYS[3] cm:session:{app:device} ("<node>|<connection>"), KEYS[4] done:<message id>.
+-- KEYS[3] cm:session:{app/device} ("<node>|<connection>"), KEYS[4] done:<message id>.
 -- ARGV[1] message id, ARGV[2] payload, ARGV[3] expiry (epoch ms), ARGV[4] collapse key or '',
 -- ARGV[5] most entries kept, ARGV[6] target key, ARGV[7] now (epoch ms).
 -- Returns {node or '', 'c:<id>'..., 'e:<id>'...}: the node to notify (empty when the device has no
@@ -34,8 +34,12 @@ if redis.call('HEXISTS', KEYS[2], 'm:' .. id) == 0 and redis.call('HEXISTS', KEY
     drop(oldest)
     table.insert(result, 'e:' .. oldest)
   end
-  -- The box lives as long as its longest-lived entry, and no longer.
-  local expiry = tonumber(ARGV[3])
+  -- The expiry index (cm:expiries, box key -> earliest expiry) lets a sweeper settle expired
+  -- entries of devices that never come back.
+  redis.call('ZADD', 'cm:expiries', 'LT', ARGV[3], KEYS[1])
+  -- The box lives an hour past its longest-lived entry: long enough for the expiry sweeper to
+  -- settle that entry (a box gone with its entries unsettled would leave their messages pending).
+  local expiry = tonumber(ARGV[3]) + 3600000
   for i = 1, 2 do
     local pttl = redis.call('PTTL', KEYS[i])
     if pttl < 0 or tonumber(ARGV[7]) + pttl < expiry then redis.call('PEXPIREAT', KEYS[i], expiry) end

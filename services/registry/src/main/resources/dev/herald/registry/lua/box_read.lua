@@ -1,5 +1,5 @@
 -- Reads an MQTT device's box in arrival order.
--- KEYS[1] cm:box:{app:device}, KEYS[2] cm:boxm:{app:device}.
+-- KEYS[1] cm:box:{app/device}, KEYS[2] cm:boxm:{app/device}.
 -- Returns {id, payload, expiry ms, ...} for every entry.
 local out = {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do

@@ -1,6 +1,6 @@
 -- Settles one message to an MQTT device for good: removes it from the device's box and counts the
 -- target's final outcome (delivered on the device's PUBACK, expired, or failed) exactly once.
--- KEYS[1] cm:box:{app:device}, KEYS[2] cm:boxm:{app:device}, KEYS[3] msg:<id>, KEYS[4] done:<id>,
+-- KEYS[1] cm:box:{app/device}, KEYS[2] cm:boxm:{app/device}, KEYS[3] msg:<id>, KEYS[4] done:<id>,
 -- KEYS[5] stats:<app>. ARGV[1] message id, ARGV[2] target key, ARGV[3] outcome field
 -- (delivered|expired|failed), ARGV[4] reason or '', ARGV[5] now (ms), ARGV[6] done-map TTL (s).
 -- Returns 1 counted, 0 already settled, 4 the status record is gone (the box entry is removed anyway).

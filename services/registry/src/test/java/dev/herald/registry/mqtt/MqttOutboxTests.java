@@ -107,4 +107,22 @@ class MqttOutboxTests {
         redis.sync().set(MqttOutbox.nodeLeaseKey("node-a"), "1");
         assertThat(join(outbox.put(app, device, entry(accepted()), null)).node()).contains("node-a");
     }
+
+    @Test
+    void aBoxWithAnExpiredEntryIsDueUntilReindexedWithoutIt() {
+        String expired = accepted();
+        String lasting = accepted();
+        long now = System.currentTimeMillis();
+        join(outbox.put(app, device, new MqttOutbox.Entry(expired, "{}", now - 1), null));
+        join(outbox.put(app, device, new MqttOutbox.Entry(lasting, "{}", now + 60_000), null));
+        MqttOutbox.Box box = new MqttOutbox.Box(app, device);
+        assertThat(join(outbox.due(now, 10_000))).contains(box);
+        join(outbox.settle(app, device, expired, Outcome.expired()));
+        join(outbox.reindex(box));
+        assertThat(join(outbox.due(now, 10_000))).doesNotContain(box);
+        assertThat(join(outbox.due(now + 60_000, 10_000))).contains(box);
+        join(outbox.settle(app, device, lasting, Outcome.delivered()));
+        join(outbox.reindex(box));
+        assertThat(join(outbox.due(Long.MAX_VALUE / 2, 10_000))).doesNotContain(box);
+    }
 }
