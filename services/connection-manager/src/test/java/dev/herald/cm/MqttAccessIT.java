@@ -121,6 +121,21 @@ class MqttAccessIT {
     }
 
     @Test
+    void aDeviceSilentForOneAndAHalfKeepalivesIsDisconnectedWithKeepAliveTimeout() throws Exception {
+        Herald.Device device = herald.registerMqtt(app, deviceId());
+        try (RawMqtt raw = new RawMqtt(herald.mqttPort())) {
+            long start = System.nanoTime();
+            assertThat(raw.connect(device, 1)).isZero();
+            int[] disconnect = raw.readPacket(); // blocks until the server gives up on the silent device
+            long waitedMillis = (System.nanoTime() - start) / 1_000_000;
+            assertThat(disconnect[0]).isEqualTo(0xE0);
+            assertThat(disconnect[2]).isEqualTo(0x8D);
+            assertThat(waitedMillis).isGreaterThanOrEqualTo(1_400);
+            assertThat(raw.closedByServer()).isTrue();
+        }
+    }
+
+    @Test
     void anOversizedPacketClosesThatConnectionWithPacketTooLarge() throws Exception {
         Herald.Device device = herald.registerMqtt(app, deviceId());
         try (RawMqtt raw = new RawMqtt(herald.mqttPort())) {

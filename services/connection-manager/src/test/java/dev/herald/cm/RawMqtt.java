@@ -22,12 +22,17 @@ final class RawMqtt implements AutoCloseable {
 
     /** MQTT 5 CONNECT with username and password; returns the CONNACK reason code. */
     int connect(Herald.Device device) throws IOException {
+        return connect(device, 60);
+    }
+
+    /** MQTT 5 CONNECT with the given keepalive (seconds); returns the CONNACK reason code. */
+    int connect(Herald.Device device, int keepAliveSeconds) throws IOException {
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         string(body, "MQTT");
         body.write(5);            // protocol level: MQTT 5
         body.write(0xC2);         // username, password, clean start
-        body.write(0);
-        body.write(60);           // keepalive 60 s
+        body.write(keepAliveSeconds >> 8);
+        body.write(keepAliveSeconds & 0xFF);
         body.write(0);            // no properties
         string(body, device.deviceId());
         string(body, device.appId());
