@@ -5,6 +5,7 @@ import dev.herald.gateway.apns.ApnsClientPool;
 import dev.herald.gateway.apns.ApnsSender;
 import dev.herald.gateway.audience.AudienceExpander;
 import dev.herald.gateway.consume.AudienceListener;
+import dev.herald.gateway.consume.ListenerConsumers;
 import dev.herald.gateway.consume.PendingWork;
 import dev.herald.gateway.consume.SendListener;
 import dev.herald.gateway.deadletter.DeadLetters;
@@ -119,8 +120,14 @@ public class GatewayConfiguration {
     }
 
     @Bean
-    PendingWork pendingWork(@Value("${spring.lifecycle.timeout-per-shutdown-phase:30s}") Duration drainTimeout) {
-        return new PendingWork(drainTimeout);
+    ListenerConsumers listenerConsumers() {
+        return new ListenerConsumers();
+    }
+
+    @Bean
+    PendingWork pendingWork(ListenerConsumers consumers,
+                            @Value("${spring.lifecycle.timeout-per-shutdown-phase:30s}") Duration drainTimeout) {
+        return new PendingWork(consumers, drainTimeout);
     }
 
     @Bean

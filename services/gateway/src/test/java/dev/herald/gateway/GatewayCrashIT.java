@@ -17,6 +17,7 @@ import dev.herald.registry.status.MessageStatus;
 import dev.herald.registry.status.MessageStatusStore;
 import dev.herald.sandbox.ProviderSandbox;
 import dev.herald.sandbox.counts.Stats;
+import dev.herald.sandbox.faults.FaultsUpdate;
 import dev.herald.testsupport.FreePorts;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
@@ -68,6 +69,12 @@ class GatewayCrashIT {
     private static final int MAX_IN_FLIGHT = 64;
     /** Sandbox acceptances after which the gateway is stopped: well into the run, far from its end. */
     private static final int STOP_AFTER_ACCEPTED = 1_000;
+    /** Scale-down case: many small batches, a slow provider and a large prefetch, so the stopped replica holds a lot. */
+    private static final int SCALE_DOWN_MESSAGES = 300;
+    private static final int SCALE_DOWN_TARGETS_PER_MESSAGE = 5;
+    private static final int STOPPING_PREFETCH = 50;
+    private static final long SLOW_SANDBOX_MS = 500;
+    private static final int SCALE_DOWN_STOP_AFTER_ACCEPTED = 100;
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static RedisClient redisClient;
@@ -143,9 +150,9 @@ class GatewayCrashIT {
     }
 
     /**
-     * A graceful stop leaves no duplicate at all: the listener containers stop consuming, and the
-     * batches under way finish and are recorded ({@code PendingWork}) before the provider clients
-     * close. Their acks may fail on the closed channels; the redelivered batches are then skipped.
+     * A graceful stop leaves no duplicate at all: the consumers are cancelled, and the batches under
+     * way finish, are recorded and acked on their still open channels ({@code PendingWork}) before
+     * the listener containers stop and the provider clients close.
      */
     @Test
     void aGatewayStoppedMidStreamExitsCleanlyAndLosesNothing() {
@@ -173,11 +180,56 @@ class GatewayCrashIT {
         assertThat(end.sandbox().duplicates()).as("deliveries the sandbox accepted twice after a graceful stop").isZero();
     }
 
+    /**
+     * A replica stopped while it holds many deliveries and another replica consumes the same queue
+     * (a scale-down): the stopping one cancels its consumers but keeps its channels open until the
+     * work in hand is recorded and acked, so none of it is requeued to the other while it is still
+     * being sent. Every token receives its push exactly once.
+     */
+    @Test
+    void aGatewayStoppedWhileHoldingManyDeliveriesLeavesNoneToBeSentAgainByAnother() {
+        Instant start = Instant.now();
+        sandbox.faults().update(new FaultsUpdate(SLOW_SANDBOX_MS, null, null, null, null));
+        ServerProcess stopping = startGateway("gateway-stopping", "--herald.gateway.prefetch=" + STOPPING_PREFETCH);
+        ServerProcess other = startGateway("gateway-other");
+        List<PushBatch> work = publishWork(SCALE_DOWN_MESSAGES, SCALE_DOWN_TARGETS_PER_MESSAGE);
+
+        // The stopping replica holds up to 2 consumers x prefetch batches; stop it once it is under way.
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
+                .failFast("gateway exited", () -> !stopping.isAlive())
+                .until(() -> sandbox.counts().stats().accepted() >= SCALE_DOWN_STOP_AFTER_ACCEPTED);
+        long before = System.nanoTime();
+        stopping.close(); // SIGTERM
+        long shutdownMillis = Duration.ofNanos(System.nanoTime() - before).toMillis();
+        assertThat(stopping.waitForExit()).as("exit status after SIGTERM; log: %s", stopping.log()).isEqualTo(143);
+        int total = SCALE_DOWN_MESSAGES * SCALE_DOWN_TARGETS_PER_MESSAGE;
+        Stats atStop = sandbox.counts().stats();
+        assertThat(atStop.accepted()).as("accepted by the sandbox when the gateway had stopped").isLessThan(total);
+        assertThat(other.isAlive()).isTrue();
+
+        await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200))
+                .failFast("other gateway exited", () -> !other.isAlive())
+                .until(() -> statuses(work).stream().allMatch(s -> s.completedAt() != null));
+        Stats end = sandbox.counts().stats();
+        System.out.printf("GatewayCrashIT scale-down: shutdown took %d ms, accepted at stop %d of %d, duplicates %d, "
+                + "test took %d s%n", shutdownMillis, atStop.accepted(), total, end.duplicates(),
+                Duration.between(start, Instant.now()).toSeconds());
+        assertThat(statuses(work)).allSatisfy(done -> {
+            assertThat(done.state()).as("state of %s", done.id()).isEqualTo("sent");
+            assertThat(done.sent()).as("targets counted sent in %s", done.id()).isEqualTo(SCALE_DOWN_TARGETS_PER_MESSAGE);
+        });
+        List<String> receivedTwice = work.stream().flatMap(batch -> batch.targets().stream())
+                .map(Target::token).filter(token -> sandbox.counts().received(token).fcm() != 1).toList();
+        assertThat(receivedTwice).as("tokens not received exactly once (%d duplicates)", end.duplicates()).isEmpty();
+        assertThat(end.duplicates()).isZero();
+        assertThat(end.distinctTokens()).isEqualTo(total);
+    }
+
     /** Starts a gateway from the exec jar and waits until it reports ready. */
-    private ServerProcess startGateway(String name) {
+    private ServerProcess startGateway(String name, String... extraArgs) {
         int port = FreePorts.next();
         String java = ProcessHandle.current().info().command().orElseThrow();
-        List<String> command = List.of(java, "-Xmx512m", "-jar", execJar().toString(),
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-jar", execJar().toString(),
                 "--server.port=" + port,
                 "--spring.rabbitmq.port=" + LocalRabbit.get().port(),
                 "--herald.redis-uri=" + LocalRedis.get().uri(),
@@ -186,7 +238,8 @@ class GatewayCrashIT {
                 "--herald.gateway.apns.sandbox-endpoint=" + sandbox.apnsEndpoint(),
                 "--herald.gateway.apns.production-endpoint=" + sandbox.apnsEndpoint(),
                 "--herald.gateway.apns.trusted-certificate=" + sandbox.apnsCertificate(),
-                "--herald.gateway.max-in-flight=" + MAX_IN_FLIGHT);
+                "--herald.gateway.max-in-flight=" + MAX_IN_FLIGHT));
+        command.addAll(List.of(extraArgs));
         ServerProcess gateway = ServerProcess.start(name, command, Map.of(), workDir);
         gateways.add(gateway);
         return gateway.awaitReady(() -> ready(port), Duration.ofSeconds(90));
@@ -213,15 +266,19 @@ class GatewayCrashIT {
 
     /** One app, {@value #MESSAGES} messages of {@value #TARGETS_PER_MESSAGE} distinct FCM tokens each, all confirmed queued. */
     private List<PushBatch> publishWork() {
+        return publishWork(MESSAGES, TARGETS_PER_MESSAGE);
+    }
+
+    private List<PushBatch> publishWork(int messages, int targetsPerMessage) {
         String appId = "crash-" + UUID.randomUUID();
         apps.create(appId, "Crash test").join();
         Map<String, Object> account = sandbox.demoServiceAccount();
         apps.setFcm(appId, new FcmCredential(JSON.writeValueAsString(account), (String) account.get("project_id"),
                 (String) account.get("client_email"))).join();
         Instant now = Instant.now();
-        List<PushBatch> work = IntStream.range(0, MESSAGES).mapToObj(m -> {
+        List<PushBatch> work = IntStream.range(0, messages).mapToObj(m -> {
             String messageId = UUID.randomUUID().toString();
-            List<Target> targets = IntStream.range(0, TARGETS_PER_MESSAGE)
+            List<Target> targets = IntStream.range(0, targetsPerMessage)
                     .mapToObj(t -> new Target(Channel.fcm, "crash-" + m + "-" + t + "-" + messageId, null)).toList();
             return new PushBatch(messageId, appId, 0, Priority.normal,
                     new Notification("Hello", "World", Map.of("k", "v"), Map.of()), null, now, now.plusSeconds(600), targets);

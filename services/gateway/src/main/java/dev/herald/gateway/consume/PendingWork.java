@@ -1,75 +1,100 @@
 package dev.herald.gateway.consume;
 
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.context.SmartLifecycle;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
 
 /**
- * Deliveries whose work is still running. On shutdown it stops after the listener containers
- * (which stop taking new work) and before the provider clients are closed, and waits for the work
- * in hand to finish, so a graceful stop records every outcome instead of leaving requests the
- * provider accepted to be sent again after redelivery.
+ * Deliveries whose work is still running. A graceful stop begins here, when the context closes and
+ * before any lifecycle bean stops: the consumers are cancelled (no new deliveries), the work in hand
+ * finishes and is acked on the channels it came on, which stay open until then, and only afterwards
+ * do the listener containers stop and close them. So no delivery in hand goes back to the queue for
+ * another replica to send again while this one sends it too, and the provider clients are still open.
+ * Bounded by the shutdown timeout; work not done by then is requeued when the channels close.
  */
-public final class PendingWork implements SmartLifecycle {
+public final class PendingWork implements ApplicationListener<ContextClosedEvent> {
     private static final Logger log = LoggerFactory.getLogger(PendingWork.class);
 
-    private final Set<CompletableFuture<Void>> pending = ConcurrentHashMap.newKeySet();
+    private final Set<CompletableFuture<Void>> pending = new HashSet<>();
+    private final ListenerConsumers consumers;
     private final Duration drainTimeout;
-    private volatile boolean running;
+    private boolean closed;
 
-    public PendingWork(Duration drainTimeout) {
+    public PendingWork(ListenerConsumers consumers, Duration drainTimeout) {
+        this.consumers = consumers;
         this.drainTimeout = drainTimeout;
     }
 
-    public CompletableFuture<Void> track(CompletableFuture<Void> work) {
-        pending.add(work);
-        work.whenComplete((ignored, error) -> pending.remove(work));
+    /**
+     * Starts a delivery's work and tracks it until its future completes (the container acks then).
+     * Once the drain is over the work is not started: the delivery stays unacked and is requeued
+     * when the channel closes, for a replica that keeps running.
+     */
+    public CompletableFuture<Void> track(Supplier<CompletableFuture<Void>> start) {
+        CompletableFuture<Void> work;
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("gateway stopping: delivery left to be requeued");
+            }
+            work = start.get();
+            pending.add(work);
+        }
+        // The container adds its ack callback after this one, and a future runs its callbacks latest
+        // first: the ack normally goes out before the work counts as done. Should it come after the
+        // channel closed, the batch is redelivered and skips the targets already recorded.
+        work.whenComplete((ignored, error) -> remove(work));
         return work;
     }
 
-    public int size() {
+    public synchronized int size() {
         return pending.size();
     }
 
-    @Override
-    public void start() {
-        running = true;
+    private synchronized void remove(CompletableFuture<Void> work) {
+        pending.remove(work);
     }
 
     @Override
-    public void stop() {
-        running = false;
-        int count = pending.size();
-        if (count == 0) {
-            return;
+    public void onApplicationEvent(ContextClosedEvent event) {
+        int cancelled = consumers.cancelAll();
+        log.info("cancelled {} consumers; waiting up to {} for {} deliveries in progress", cancelled, drainTimeout, size());
+        long deadline = System.nanoTime() + drainTimeout.toNanos();
+        while (true) {
+            CompletableFuture<?>[] inHand;
+            synchronized (this) {
+                if (pending.isEmpty()) {
+                    closed = true;
+                    return;
+                }
+                inHand = pending.toArray(CompletableFuture[]::new);
+            }
+            // Deliveries already on their way to a cancelled consumer may still arrive: loop until none is left.
+            try {
+                CompletableFuture.allOf(inHand).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                synchronized (this) {
+                    closed = true;
+                    log.warn("{} deliveries still in progress after {}: they will be redelivered", pending.size(), drainTimeout);
+                }
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                synchronized (this) {
+                    closed = true;
+                }
+                return;
+            } catch (ExecutionException e) {
+                // A failed delivery is rejected by the container; the others are waited for in the next round.
+            }
         }
-        log.info("waiting up to {} for {} deliveries in progress", drainTimeout, count);
-        try {
-            CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
-                    .get(drainTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            log.warn("{} deliveries still in progress after {}: they will be redelivered", pending.size(), drainTimeout);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException e) {
-            // A failed delivery is requeued by the container; nothing more to wait for.
-        }
-    }
-
-    @Override
-    public boolean isRunning() {
-        return running;
-    }
-
-    /** Just below the listener containers' phase: they stop consuming first. */
-    @Override
-    public int getPhase() {
-        return SmartLifecycle.DEFAULT_PHASE - 1;
     }
 }
