@@ -9,7 +9,6 @@ import os
 import shlex
 import ssl
 import subprocess
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass

@@ -145,7 +145,7 @@ class Platform:
         return self.work / "sandbox-apns.pem"
 
     def rabbit_args(self) -> list[str]:
-        return [f"--spring.rabbitmq.host=127.0.0.1", f"--spring.rabbitmq.port={self.rabbit.port}",
+        return ["--spring.rabbitmq.host=127.0.0.1", f"--spring.rabbitmq.port={self.rabbit.port}",
                 f"--herald.redis-uri={self.redis.uri}"]
 
     def start_sandbox(self, latency_ms: int) -> None:
@@ -173,15 +173,16 @@ class Platform:
         headers = {"Authorization": f"Bearer {token or self.admin_token}"}
         return http(method, f"http://127.0.0.1:{self.dispatcher_port}{path}", body, headers)
 
-    def gateway_command(self, management_port: int, settings: dict[str, object]) -> list[str]:
-        """The command line of one gateway replica; `settings` are herald.gateway.* properties."""
+    def gateway_command(self, management_port: int) -> list[str]:
+        """The command line of one gateway replica: this machine's broker, store and sandbox (the
+        arguments win over the release's environment, which points at the real providers)."""
         return [self.java, "-Xmx384m", "-XX:TieredStopAtLevel=1", "-jar", str(exec_jar(self.root, "gateway")),
                 f"--server.port={management_port}", *self.rabbit_args(),
                 f"--herald.gateway.fcm.endpoint=http://127.0.0.1:{self.sandbox_port}",
                 f"--herald.gateway.apns.sandbox-endpoint=https://127.0.0.1:{self.sandbox_apns_port}",
                 f"--herald.gateway.apns.production-endpoint=https://127.0.0.1:{self.sandbox_apns_port}",
                 f"--herald.gateway.apns.trusted-certificate={self.apns_certificate}",
-                *(f"--herald.gateway.{key}={value}" for key, value in settings.items())]
+                "--herald.gateway.fcm.allowed-token-hosts=127.0.0.1,localhost"]
 
     def gateway_env(self) -> dict[str, str]:
         return {"HERALD_CRYPTO_KEY": self.crypto_key}
