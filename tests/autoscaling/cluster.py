@@ -116,7 +116,7 @@ class Kube:
 
 
 @dataclass
-class Testbed:
+class ControlPlane:
     """scripts/k8s/testbed.sh up/down, with the flags the aggregation layer needs."""
 
     root: Path
@@ -140,8 +140,7 @@ class Testbed:
                    HERALD_K8S_BIND_ADDRESS=self.bind_address,
                    HERALD_K8S_HPA_SYNC_PERIOD=self.hpa_sync_period,
                    HERALD_K8S_APISERVER_ARGS=" ".join(apiserver_args))
-        subprocess.run(["bash", str(self.root / "scripts/k8s/testbed.sh"), "up", str(self.directory)], env=env,
-                       check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run(["bash", str(self.root / "scripts/k8s/testbed.sh"), "up", str(self.directory)], env=env)
         return Kube(self.directory / "kubeconfig")
 
     def down(self) -> None:
