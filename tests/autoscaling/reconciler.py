@@ -71,20 +71,20 @@ class GatewayReconciler:
                 name = f"gateway-{self._count}"
                 proc = Proc(name, self.command(free_port()), self.logs / f"{name}.log", env=self.env)
                 self.running.append(Replica(name, proc, time.time()))
-                self.events.append((time.time(), "start", name))
+                self.events.append((time.monotonic(), "start", name))
             while len(self.running) > wanted:
                 replica = self.running.pop()  # the newest goes first, as a ReplicaSet prefers
                 replica.proc.signal(signal.SIGTERM)
                 replica.stopping_since = time.time()
                 self.stopping.append(replica)
-                self.events.append((time.time(), "sigterm", replica.name))
+                self.events.append((time.monotonic(), "sigterm", replica.name))
             for replica in list(self.stopping):
                 if not replica.proc.alive():
                     replica.exit_status = replica.proc.popen.returncode
                     replica.stopped = time.time()
                     self.stopping.remove(replica)
                     self.finished.append(replica)
-                    self.events.append((time.time(), f"exited {replica.exit_status}", replica.name))
+                    self.events.append((time.monotonic(), f"exited {replica.exit_status}", replica.name))
 
     def stop(self) -> None:
         self._halt.set()

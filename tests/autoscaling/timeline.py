@@ -24,6 +24,7 @@ class Sample:
     current: int              # HPA status.currentReplicas
     deployment: int           # Deployment status.replicas (pods)
     processes: int            # gateway host processes running
+    delivered: int            # deliveries the provider sandbox accepted so far
 
 
 @dataclass
@@ -70,7 +71,7 @@ def write_csv(samples: list[Sample], path: Path) -> None:
 
 
 def plot(samples: list[Sample], path: Path, value: int, minimum: int, maximum: int, title: str,
-         marks: list[tuple[float, str]]) -> None:
+         marks: list[tuple[float, str]], sigterms: list[float]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,6 +95,9 @@ def plot(samples: list[Sample], path: Path, value: int, minimum: int, maximum: i
                   lw=1, ls=":")
     replicas.plot(t, [min(maximum, max(minimum, math.ceil(s.depth / value))) for s in samples],
                   label=f"clamp(ceil(depth / {value}), {minimum}, {maximum})", color="gray", lw=1, ls="--")
+    if sigterms:
+        replicas.plot(sigterms, [0.5] * len(sigterms), "v", color="tab:red", ms=6, ls="none",
+                      label="SIGTERM to a gateway (scale-down)")
     replicas.set_ylabel("replicas")
     replicas.set_xlabel("seconds")
     replicas.set_ylim(0, maximum + 1)
