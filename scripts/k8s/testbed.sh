@@ -75,7 +75,16 @@ need_go() {
 
 build_control_plane() {
   local names=(kube-apiserver kube-controller-manager kube-scheduler kubectl) n missing=false
+  # The version the binaries report (the module carries none: it would be v0.0.0-master, which
+  # Helm's kubeVersion checks and KEDA refuse). -X only changes the link step.
+  local v pkg ldflags=""
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X ${pkg}.gitVersion=v${K8S_VERSION} -X ${pkg}.gitMajor=${K8S_VERSION%%.*}"
+    v="${K8S_VERSION#*.}"
+    ldflags+=" -X ${pkg}.gitMinor=${v%%.*} -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
+  done
   for n in "${names[@]}"; do [[ -x "${BIN}/${n}" ]] || missing=true; done
+  [[ "$(cat "${TOOL_STAMPS}/kubernetes" 2>/dev/null || true)" == "$ldflags" ]] || missing=true
   [[ "$missing" == true ]] || return 0
   log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl v${K8S_VERSION} (cold: about 5 min)"
   local mod="${CACHE}/k8sbuild" m
@@ -103,10 +112,12 @@ GO
     cd "$mod"
     export GOFLAGS=-mod=mod GOTOOLCHAIN=local
     go mod tidy
-    go build -o "${BIN}/" k8s.io/kubernetes/cmd/kube-apiserver \
+    go build -ldflags="$ldflags" -o "${BIN}/" k8s.io/kubernetes/cmd/kube-apiserver \
       k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler \
       k8s.io/kubernetes/cmd/kubectl
   )
+  mkdir -p "$TOOL_STAMPS"
+  printf '%s\n' "$ldflags" >"${TOOL_STAMPS}/kubernetes"
 }
 
 # build_go_tool NAME PACKAGE@VERSION: go install into the cache, once per version.
