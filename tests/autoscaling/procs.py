@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -11,11 +12,27 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port that nothing listens on right now (the kernel's pick on loopback)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port that nothing listens on now, below the kernel's ephemeral range (32768 and up).
+
+    A port the kernel picks for us comes from the range it also gives outgoing connections, so
+    between our pick and the server's bind another process's connection can take it (seen with
+    RabbitMQ's distribution port). Each port is handed out once per run.
+    """
+    while True:
+        port = random.randrange(20000, 32000)
+        if port in _handed_out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
 
 
 def wait_until(condition: Callable[[], object], timeout: float, what: str, interval: float = 0.2) -> object:

@@ -44,7 +44,7 @@ RABBIT_SECRET = "herald-rabbitmq-connection"
 # The scenario's scaling settings (passed to the chart as values).
 MIN_REPLICAS = 1
 MAX_REPLICAS = 4
-VALUE = 100                 # target messages (ready + unacked) per replica: what one replica holds
+VALUE = 150                 # target messages (ready + unacked) per replica, above what one holds (100)
 POLLING_INTERVAL = 1        # s, KEDA's poll of RabbitMQ (default 30)
 SCALE_DOWN_WINDOW = 5       # s, HPA scale-down stabilisation (chart default 300)
 SCALE_DOWN_PERIOD = 5       # s, period of the "at most half the pods" scale-down policy (chart default 60)
@@ -253,11 +253,15 @@ def execute(scenario: Scenario) -> dict:
         "replicas": [{"name": r.name, "exit_status": r.exit_status,
                       "stopped_after_sigterm_s": (r.stopped - r.stopping_since) if r.stopped and r.stopping_since else None}
                      for r in reconciler.finished],
-        "reconciler_events": [(round(at - recorder.t0, 1), what, name) for at, what, name in reconciler.events], "reconciler_errors": reconciler.errors,
+        "reconciler_events": [(at - recorder.t0, what, name) for at, what, name in reconciler.events], "reconciler_errors": reconciler.errors,
         "recorder_errors": recorder.errors, "setup_seconds": round(setup_seconds, 1),
     }
     summary = {k: v for k, v in result.items() if k not in ("samples", "statuses")}
     summary["figures"] = figures(samples, marks)
+    summary["figures"]["scale_downs"] = [
+        {"at_s": round(at, 1), "gateway": name,
+         "sends_outstanding": BACKLOG - max((s for s in samples if s.t <= at), key=lambda s: s.t).delivered}
+        for at, what, name in result["reconciler_events"] if what == "sigterm"]
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     print(f"\nKEDA scenario output: {out} (timeline.csv, timeline.png, summary.json, logs/)")
     print(json.dumps(summary["figures"], indent=2))
@@ -420,8 +424,8 @@ def test_scale_decisions_count_unacknowledged_messages(outcome):
     """While the gateways hold the rest of the backlog (ready 0, unacked high), the metric KEDA
     serves is that total and the replicas stay up: ready alone would have scaled them down."""
     samples = outcome["samples"]
-    held = [s for s in samples if s.ready == 0 and s.unacked >= 2 * VALUE]
-    assert held, "no moment where the gateways held the backlog (ready 0, unacked >= 2 * value)"
+    held = [s for s in samples if s.ready == 0 and s.unacked > VALUE]
+    assert held, "no moment where the gateways held the backlog (ready 0, unacked > value)"
     for s in held:
         assert s.external_metric >= VALUE, f"t={s.t:.0f}s: metric {s.external_metric} while {s.unacked} unacked"
     assert any(s.desired >= 2 for s in held), "replicas never stayed up while only unacked messages remained"
@@ -446,8 +450,11 @@ def test_no_message_is_lost_while_replicas_go_down(outcome):
     # Replicas really went down while there was work, and each stopped gracefully (SIGTERM -> exit 143).
     samples = outcome["samples"]
     sigterms = [at for at, what, _ in outcome["reconciler_events"] if what == "sigterm"]
-    with_work = [at for at in sigterms if min(samples, key=lambda s: abs(s.t - at)).depth > 0]
-    assert with_work, f"no replica was stopped while the queue still held messages (SIGTERMs at {sigterms})"
+    # Outstanding work when a replica was told to stop: sends not yet delivered at the sandbox (its
+    # count is exact, where RabbitMQ's queue counts lag by a few seconds).
+    outstanding = [BACKLOG - max((s for s in samples if s.t <= at), key=lambda s: s.t).delivered for at in sigterms]
+    assert any(n >= VALUE / 2 for n in outstanding), (
+        f"no replica was stopped while there was work left (SIGTERMs at {sigterms}, outstanding {outstanding})")
     stopped = [r for r in outcome["replicas"] if r["stopped_after_sigterm_s"] is not None]
     assert len(stopped) >= MAX_REPLICAS - MIN_REPLICAS, f"gateways stopped by scale-down: {outcome['replicas']}"
     assert all(r["exit_status"] == 143 for r in stopped), f"exit statuses: {outcome['replicas']}"
