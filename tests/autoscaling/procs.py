@@ -64,7 +64,8 @@ def port_open(host: str, port: int) -> bool:
 
 
 class Proc:
-    """A child process in a session of its own, its stdout+stderr appended to `log`."""
+    """A child process in a session of its own, its stdout+stderr appended to `log`, working in
+    `cwd` (default: the log's folder, so whatever it drops there stays out of the source tree)."""
 
     def __init__(self, name: str, command: Sequence[str], log: Path, env: Mapping[str, str] | None = None,
                  cwd: Path | None = None):
@@ -75,7 +76,7 @@ class Proc:
         full_env.update(env or {})
         with open(log, "ab") as out:
             self.popen = subprocess.Popen(list(command), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          env=full_env, cwd=cwd, start_new_session=True)
+                                          env=full_env, cwd=cwd or log.parent, start_new_session=True)
 
     @property
     def pid(self) -> int:
