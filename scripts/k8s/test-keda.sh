@@ -16,7 +16,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 ((EUID == 0)) || die "the KEDA scenario needs root (it makes a network namespace)"
 command -v openssl >/dev/null 2>&1 || die "openssl is needed (test certificates)"
-command -v kubectl >/dev/null 2>&1 || die "kubectl is needed"
 
 CACHE="${XDG_CACHE_HOME:-${HOME}/.cache}/herald"
 VENV="${CACHE}/venv-k8s"

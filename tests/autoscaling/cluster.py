@@ -141,16 +141,14 @@ class ControlPlane:
                    HERALD_K8S_HPA_SYNC_PERIOD=self.hpa_sync_period,
                    HERALD_K8S_APISERVER_ARGS=" ".join(apiserver_args))
         run(["bash", str(self.root / "scripts/k8s/testbed.sh"), "up", str(self.directory)], env=env)
+        # The testbed's kubectl and helm (DIR/env puts them first on PATH) for the rest of the run.
+        os.environ["PATH"] = run(["bash", "-c", f"source {shlex.quote(str(self.directory / 'env'))} && printf %s \"$PATH\""])
         return Kube(self.directory / "kubeconfig")
 
     def down(self) -> None:
         subprocess.run(["bash", str(self.root / "scripts/k8s/testbed.sh"), "down", str(self.directory)],
                        capture_output=True)
 
-    def tool_path(self) -> str:
-        """PATH with the testbed's helm/kwok/control-plane binaries first (from DIR/env)."""
-        out = run(["bash", "-c", f"source {shlex.quote(str(self.directory / 'env'))} && printf %s \"$PATH\""])
-        return out
 
 
 # ------------------------------------------------------------------ KEDA

@@ -168,7 +168,6 @@ def execute(scenario: Scenario) -> dict:
     testbed = ControlPlane(ROOT, out / "cluster", netns.host_ip, front_proxy, HPA_SYNC_PERIOD)
     scenario.later(testbed.down)
     kube = testbed.up()
-    os.environ["PATH"] = testbed.tool_path()
 
     keda = Keda(keda_bin, out, kube, netns)
     scenario.later(keda.stop)
