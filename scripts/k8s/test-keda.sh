@@ -5,7 +5,8 @@
 # The timeline (CSV + PNG), a summary and every log land in target/autoscaling/.
 #
 # Cold: builds KEDA (about 9 min on 2 cores) and the control plane if the charts' testbed has not
-# yet; warm: about 3 minutes, most of it the scenario itself. Needs root (a network namespace).
+# yet; warm: 4 to 6 minutes (the scenario about 4, building the jars if missing about 2). Needs root
+# (a network namespace).
 #
 # Usage: scripts/k8s/test-keda.sh [extra pytest arguments]
 # Env:   HERALD_KEDA_OUT   output folder (default target/autoscaling)

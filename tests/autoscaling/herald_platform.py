@@ -9,7 +9,7 @@ import os
 import secrets
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from procs import Proc, free_port, port_open
@@ -132,8 +132,8 @@ class Platform:
     java: str
     rabbit: Rabbit
     redis: Redis
-    crypto_key: str = base64.b64encode(secrets.token_bytes(32)).decode()
-    admin_token: str = secrets.token_hex(24)
+    crypto_key: str = field(default_factory=lambda: base64.b64encode(secrets.token_bytes(32)).decode())
+    admin_token: str = field(default_factory=lambda: secrets.token_hex(24))
     sandbox: Proc | None = None
     sandbox_port: int = 0
     sandbox_apns_port: int = 0
