@@ -271,7 +271,7 @@ phase "cluster: helm rollback"
 check "rollback herald-dispatcher to revision 1" helm rollback herald-dispatcher 1 -n "$NS" --wait
 check "dispatcher: back to 2 replicas and the default config" \
   test "$(kubectl -n "$NS" get deploy herald-dispatcher -o jsonpath='{.spec.replicas}')$(kubectl -n "$NS" get configmap herald-dispatcher -o jsonpath='{.data.HERALD_DISPATCHER_MAX_TARGETS_PER_REQUEST}')" = 2
-check "rollback herald-gateway to revision 1" helm rollback herald-gateway 1 -n "$NS" --wait
+check "rollback herald-gateway to revision 1" helm rollback herald-gateway 1 -n "$NS" --wait --timeout 60s
 expect_count scaledobjects.keda.sh 0
 check "gateway: Helm manages 2 replicas again" \
   test "$(kubectl -n "$NS" get deploy herald-gateway -o jsonpath='{.spec.replicas}')" = 2

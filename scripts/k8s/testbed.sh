@@ -37,6 +37,9 @@
 #   HERALD_K8S_CACHE          cache root (default ~/.cache/herald/k8s)
 #   HERALD_K8S_READY_TIMEOUT  seconds `up` waits for each readiness condition (default 120)
 #
+# The node-lifecycle controller tolerates an hour without heartbeat: the nodes are fake, and on a
+# loaded machine kwok's heartbeats arrive late enough for the default 40 s to mark nodes, and with
+# them every pod, not ready. (It must run: it lifts the not-ready taint of new nodes.)
 # Limits: pods never run (kwok only fakes their status); the API server's aggregation layer
 # routes to Endpoints (--enable-aggregator-routing=true), which must not be loopback addresses.
 set -euo pipefail
@@ -301,6 +304,7 @@ apiserver_ready() {
 write_node() {
   local name="$1" zone="$2"
   cat <<YAML
+---
 apiVersion: v1
 kind: Node
 metadata:
@@ -407,7 +411,8 @@ ENV
   start kube-controller-manager "$dir" "${BIN}/kube-controller-manager" \
     --kubeconfig="${dir}/kubeconfig" --authentication-kubeconfig="${dir}/kubeconfig" \
     --authorization-kubeconfig="${dir}/kubeconfig" \
-    --service-account-private-key-file="${dir}/sa.key" --controllers='*,-serviceaccount-token' \
+    --service-account-private-key-file="${dir}/sa.key" --controllers='*,-serviceaccount-token-controller' \
+    --node-monitor-grace-period=1h --node-startup-grace-period=1h \
     --bind-address=127.0.0.1 --secure-port="$cm_port" --leader-elect=false \
     "${hpa[@]}" ${HERALD_K8S_CONTROLLER_ARGS:-}
   start kube-scheduler "$dir" "${BIN}/kube-scheduler" \
