@@ -86,7 +86,7 @@ def plot(samples: list[Sample], path: Path, value: int, minimum: int, maximum: i
                color="tab:orange", lw=1, ls="--")
     queue.set_ylabel("messages")
     queue.grid(alpha=0.3)
-    queue.legend(loc="upper right", fontsize=8)
+    queue.legend(loc="upper left", fontsize=8)
     queue.set_title(title, fontsize=10)
 
     replicas.step(t, [s.desired for s in samples], where="post", label="HPA desired", color="tab:red", lw=2)
@@ -102,8 +102,15 @@ def plot(samples: list[Sample], path: Path, value: int, minimum: int, maximum: i
     replicas.set_xlabel("seconds")
     replicas.set_ylim(0, maximum + 1)
     replicas.grid(alpha=0.3)
-    replicas.legend(loc="upper right", fontsize=8)
-    for at, label in marks:
+    replicas.legend(loc="upper left", fontsize=8)
+    # Marks within 3 s of each other share one line and one label.
+    merged: list[tuple[float, str]] = []
+    for at, label in sorted(marks):
+        if merged and at - merged[-1][0] < 3:
+            merged[-1] = (merged[-1][0], f"{merged[-1][1]}, {label}")
+        else:
+            merged.append((at, label))
+    for at, label in merged:
         for axis in (queue, replicas):
             axis.axvline(at, color="gray", lw=0.8, ls="-.")
         queue.annotate(label, (at, queue.get_ylim()[1]), fontsize=7, rotation=90, va="top", ha="right")
