@@ -18,12 +18,14 @@ PACKAGES=(
   mosquitto         # MQTT broker (MQTT channel)
   mosquitto-clients # mosquitto_pub/_sub for manual checks
   wrk               # HTTP load generator
-  etcd-server       # for later issues
+  etcd-server       # the charts' test control plane (scripts/k8s/testbed.sh)
   python3-venv      # venv for the locust/ Python tests
   curl              # used by scripts/demo.sh and readiness checks
 )
 # Maven normally comes with the machine; install Debian's only if there is none.
 command -v mvn >/dev/null 2>&1 || PACKAGES+=(maven)
+# Go builds the charts' test control plane (scripts/k8s/testbed.sh); the machine normally has it.
+command -v go >/dev/null 2>&1 || PACKAGES+=(golang-go)
 
 # Runs a command as root (directly, or through sudo when we are not root).
 as_root() {

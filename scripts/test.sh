@@ -3,7 +3,8 @@
 #   1. installs/checks the system packages (scripts/install-deps.sh);
 #   2. Python tests of locust/, if it is a package (locust/pyproject.toml), with
 #      pytest in a venv under ~/.cache/herald/venv;
-#   3. the Java build and all its tests: cd services && mvn -B verify.
+#   3. the Java build and all its tests: cd services && mvn -B verify;
+#   4. the KEDA autoscaling scenario (scripts/k8s/test-keda.sh, pytest in tests/autoscaling).
 #
 # Usage: scripts/test.sh [extra Maven arguments, e.g. -pl gateway -am]
 #
@@ -72,6 +73,10 @@ if [[ "${CI:-}" == true ]]; then
 fi
 log "Java: cd services && mvn ${mvn_args[*]} $*"
 (cd "${HERALD_ROOT}/services" && mvn "${mvn_args[@]}" "$@") || failed+=("Maven build/tests (services/)")
+
+# KEDA autoscaling on a real control plane (docs/autoscaling.md); uses the jars mvn verify built.
+log "KEDA autoscaling scenario: scripts/k8s/test-keda.sh"
+bash "${HERALD_ROOT}/scripts/k8s/test-keda.sh" || failed+=("KEDA autoscaling scenario (tests/autoscaling)")
 
 if ((${#failed[@]})); then
   printf 'FAILED: %s\n' "${failed[@]}" >&2

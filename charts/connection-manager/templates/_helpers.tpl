@@ -1,0 +1,24 @@
+{{/* Environment only the connection manager needs (the shared part is in herald-lib's deployment). */}}
+{{- define "connection-manager.env" -}}
+- name: HERALD_CM_NODE_ID
+  valueFrom: {fieldRef: {fieldPath: metadata.name}}
+- name: HERALD_CM_MQTT_PORT
+  value: "1883"
+{{- if .Values.appSecret.mountCryptoKey }}
+- name: HERALD_CRYPTO_KEY
+  valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoKeyKey }}}}
+{{- end }}
+{{- end }}
+
+{{- define "connection-manager.alerts" -}}
+- alert: HeraldConnectionManagerDown
+  expr: absent(up{namespace="{{ .Release.Namespace }}",service="{{ include "herald.fullname" . }}"} == 1)
+  for: 5m
+  labels: {severity: critical}
+  annotations:
+    summary: No connection manager is scraped
+    description: Prometheus scrapes no ready connection-manager pod; MQTT devices cannot connect.
+{{- with .Values.metrics.prometheusRule.extraRules }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
