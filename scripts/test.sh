@@ -3,7 +3,9 @@
 #   1. installs/checks the system packages (scripts/install-deps.sh);
 #   2. Python tests of locust/, if it is a package (locust/pyproject.toml), with
 #      pytest in a venv under ~/.cache/herald/venv;
-#   3. the Java build and all its tests: cd services && mvn -B verify.
+#   3. the Java build and all its tests: cd services && mvn -B verify;
+#   4. the Helm charts on a real Kubernetes control plane (scripts/k8s/test-charts.sh), after
+#      Maven because it reads what Maven's tests leave (contract classes, metric scrapes).
 #
 # Usage: scripts/test.sh [extra Maven arguments, e.g. -pl gateway -am]
 #
@@ -72,6 +74,9 @@ if [[ "${CI:-}" == true ]]; then
 fi
 log "Java: cd services && mvn ${mvn_args[*]} $*"
 (cd "${HERALD_ROOT}/services" && mvn "${mvn_args[@]}" "$@") || failed+=("Maven build/tests (services/)")
+
+log "Kubernetes: chart checks (scripts/k8s/test-charts.sh)"
+bash "${HERALD_ROOT}/scripts/k8s/test-charts.sh" || failed+=("chart checks (charts/, scripts/k8s/test-charts.sh)")
 
 if ((${#failed[@]})); then
   printf 'FAILED: %s\n' "${failed[@]}" >&2

@@ -32,6 +32,7 @@ API_VERSIONS=(--kube-version 1.31.4 --api-versions monitoring.coreos.com/v1 --ap
 started=$SECONDS
 phase_started=$SECONDS
 failures=0
+passes=0
 
 cleanup() {
   local rc=$?
@@ -49,7 +50,10 @@ phase() {
   log "$1 ($((SECONDS - phase_started)) s since the last phase, $((SECONDS - started)) s in all)"
   phase_started=$SECONDS
 }
-ok() { printf '  ok: %s\n' "$*"; }
+ok() {
+  printf '  ok: %s\n' "$*"
+  passes=$((passes + 1))
+}
 fail() {
   printf '  FAILED: %s\n' "$*" >&2
   failures=$((failures + 1))
@@ -294,7 +298,7 @@ wait_for 60 "no pods left in ${NS}" bash -c "test -z \"\$(kubectl -n '$NS' get p
 check "no Helm release left" test -z "$(helm list -n "$NS" -a -q)"
 
 phase "done"
-if ((failures)); then
-  die "chart checks: ${failures} failed"
-fi
-log "chart checks passed ($((SECONDS - started)) s)"
+log "chart checks took $((SECONDS - started)) s"
+# The plain closing line a CI log reader understands.
+printf 'charts: %d passed, %d failed\n' "$passes" "$failures"
+((failures == 0))
