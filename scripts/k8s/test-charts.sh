@@ -145,6 +145,30 @@ skaffold_dir="$(cd "$WORK" && GOFLAGS=-mod=mod go mod download -json "$SKAFFOLD_
 check "skaffold.yaml validates against skaffold's schema" \
   "$PY" "${K8S}/checks/skaffold_schema.py" "${HERALD_ROOT}/skaffold.yaml" "${skaffold_dir}/docs-v2/content/en/schemas"
 
+# Jib assembles each service's image without Docker. No registry is reachable here, so the base is
+# `scratch` (the real base, eclipse-temurin:25-jre, comes from services/pom.xml); what is checked is
+# the image Jib writes: its name, the non-root user and the entrypoint.
+phase "images: Jib builds the service images (jib:buildTar)"
+mvn_flags=(-B -q)
+[[ "${CI:-}" != true ]] || mvn_flags+=(--no-transfer-progress)
+if (cd "${HERALD_ROOT}/services" && mvn "${mvn_flags[@]}" -pl dispatcher,gateway,provider-sandbox -am package jib:buildTar \
+  -DskipTests -Djib.from.image=scratch >"${WORK}/jib.log" 2>&1); then
+  for module in dispatcher gateway provider-sandbox; do
+    check "image herald-${module}: user 65532, java entrypoint" "$PY" -c '
+import json, sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    manifest = json.load(t.extractfile("manifest.json"))[0]
+    config = json.load(t.extractfile(manifest["Config"]))["config"]
+assert manifest["RepoTags"] == ["herald-%s:latest" % sys.argv[2]], manifest["RepoTags"]
+assert config["User"] == "65532:65532", config["User"]
+assert config["Entrypoint"][0] == "java", config["Entrypoint"]
+' "${HERALD_ROOT}/services/${module}/target/jib-image.tar" "$module"
+  done
+else
+  fail "jib:buildTar (log: tail below)"
+  tail -n 20 "${WORK}/jib.log" >&2
+fi
+
 # ------------------------------------------------------------------ cluster
 phase "cluster: testbed up"
 HERALD_K8S_NODES=3 bash "${K8S}/testbed.sh" up "${WORK}/k8s"
