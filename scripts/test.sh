@@ -4,7 +4,9 @@
 #   2. Python tests of locust/, if it is a package (locust/pyproject.toml), with
 #      pytest in a venv under ~/.cache/herald/venv;
 #   3. the Java build and all its tests: cd services && mvn -B verify;
-#   4. the KEDA autoscaling scenario (scripts/k8s/test-keda.sh, pytest in tests/autoscaling).
+#   4. the Helm charts on a real Kubernetes control plane (scripts/k8s/test-charts.sh), after
+#      Maven because it reads what Maven's tests leave (contract classes, metric scrapes);
+#   5. the KEDA autoscaling scenario (scripts/k8s/test-keda.sh, pytest in tests/autoscaling).
 #
 # Usage: scripts/test.sh [extra Maven arguments, e.g. -pl gateway -am]
 #
@@ -73,6 +75,9 @@ if [[ "${CI:-}" == true ]]; then
 fi
 log "Java: cd services && mvn ${mvn_args[*]} $*"
 (cd "${HERALD_ROOT}/services" && mvn "${mvn_args[@]}" "$@") || failed+=("Maven build/tests (services/)")
+
+log "Kubernetes: chart checks (scripts/k8s/test-charts.sh)"
+bash "${HERALD_ROOT}/scripts/k8s/test-charts.sh" || failed+=("chart checks (charts/, scripts/k8s/test-charts.sh)")
 
 # KEDA autoscaling on a real control plane (docs/autoscaling.md); uses the jars mvn verify built.
 log "KEDA autoscaling scenario: scripts/k8s/test-keda.sh"

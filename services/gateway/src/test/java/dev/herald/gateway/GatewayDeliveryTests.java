@@ -21,6 +21,9 @@ import dev.herald.registry.status.Outcome;
 import dev.herald.sandbox.ProviderSandbox;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
+import dev.herald.testsupport.MetricsScrape;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -30,6 +33,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
@@ -66,6 +70,8 @@ class GatewayDeliveryTests {
     RabbitTemplate rabbit;
     @Autowired
     JsonMapper json;
+    @Autowired
+    PrometheusMeterRegistry prometheus;
 
     @BeforeAll
     static void startSandbox() {
@@ -75,6 +81,17 @@ class GatewayDeliveryTests {
     @AfterAll
     static void stopSandbox() {
         sandbox.close();
+    }
+
+    /**
+     * The gateway's metrics as /actuator/prometheus serves them, and RabbitMQ's, after each test (the
+     * last one holds what all of them produced): the charts' dashboards and alerts are checked
+     * against these names (scripts/k8s/test-charts.sh).
+     */
+    @AfterEach
+    void keepScrapes() throws IOException {
+        MetricsScrape.write("gateway", prometheus.scrape());
+        MetricsScrape.write("rabbitmq", LocalRabbit.get().prometheusScrape());
     }
 
     @DynamicPropertySource

@@ -26,16 +26,19 @@ public final class LocalRabbit {
     private final String node;
     private final int port;
     private final int managementPort;
+    private final int prometheusPort;
     private final Path home;
     private ServerProcess process;
     private final List<String> command;
     private final Map<String, String> env;
     private final Path dir;
 
-    private LocalRabbit(String node, int port, int managementPort, Path dir, List<String> command, Map<String, String> env) {
+    private LocalRabbit(String node, int port, int managementPort, int prometheusPort, Path dir, List<String> command,
+            Map<String, String> env) {
         this.node = node;
         this.port = port;
         this.managementPort = managementPort;
+        this.prometheusPort = prometheusPort;
         this.dir = dir;
         this.home = dir.resolve("home");
         this.command = command;
@@ -54,6 +57,7 @@ public final class LocalRabbit {
             int port = FreePorts.next();
             int management = FreePorts.next();
             int dist = FreePorts.next();
+            int prometheus = FreePorts.next();
             Path dir = Files.createTempDirectory("herald-rabbit-");
             Files.createDirectories(dir.resolve("home"));
             Files.writeString(dir.resolve("rabbitmq.conf"), String.join("\n",
@@ -61,8 +65,12 @@ public final class LocalRabbit {
                     "management.tcp.port = " + management,
                     "management.tcp.ip = 127.0.0.1",
                     "loopback_users = none",
+                    // per-queue metrics, as the charts' RabbitmqCluster configures them (queue-depth dashboard)
+                    "prometheus.tcp.port = " + prometheus,
+                    "prometheus.tcp.ip = 127.0.0.1",
+                    "prometheus.return_per_object_metrics = true",
                     "") );
-            Files.writeString(dir.resolve("enabled_plugins"), "[rabbitmq_management].\n");
+            Files.writeString(dir.resolve("enabled_plugins"), "[rabbitmq_management,rabbitmq_prometheus].\n");
             String node = "herald" + port + "@localhost";
             Map<String, String> env = Map.of(
                     "HOME", dir.resolve("home").toString(),
@@ -74,7 +82,7 @@ public final class LocalRabbit {
                     "RABBITMQ_ENABLED_PLUGINS_FILE", dir.resolve("enabled_plugins").toString(),
                     "RABBITMQ_PID_FILE", dir.resolve("rabbit.pid").toString());
             String server = ServerProcess.executable("/usr/lib/rabbitmq/bin/rabbitmq-server");
-            LocalRabbit rabbit = new LocalRabbit(node, port, management, dir, List.of(server), env);
+            LocalRabbit rabbit = new LocalRabbit(node, port, management, prometheus, dir, List.of(server), env);
             rabbit.startProcess();
             return rabbit;
         } catch (IOException e) {
@@ -125,6 +133,18 @@ public final class LocalRabbit {
                 .GET().build();
         try (HttpClient client = HttpClient.newHttpClient()) {
             return client.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+    }
+
+    /** RabbitMQ's own Prometheus metrics (rabbitmq_prometheus plugin, per-object metrics on). */
+    public String prometheusScrape() throws IOException {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + prometheusPort + "/metrics"))
+                .timeout(Duration.ofSeconds(10)).GET().build();
+        try (HttpClient client = HttpClient.newHttpClient()) {
+            return client.send(request, HttpResponse.BodyHandlers.ofString()).body();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);
