@@ -63,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="N to predict (and compare with the measurement if one exists)")
     report.add_argument("--fit-max-n", type=int, default=None,
                         help="fit only N <= this (e.g. fit 1..4 and check the prediction at 5)")
-    report.add_argument("--warmup", type=float, default=45.0, metavar="SECONDS",
+    report.add_argument("--warmup", type=float, default=90.0, metavar="SECONDS",
                         help="plateau: seconds skipped after full load is reached (default "
                              "%(default)s; cold replicas need it)")
     report.add_argument("--out", type=Path, default=None,

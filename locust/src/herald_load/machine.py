@@ -54,14 +54,32 @@ def git_revision(root: Path) -> str | None:
     return f"{revision}{'-dirty' if dirty else ''}" if revision else None
 
 
-def process_cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of a process and its waited-for children (from /proc)."""
+def _stat_fields(pid: int | str) -> list[str] | None:
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        # After the command name in parentheses: fields[0] is the state (field 3 of stat(5)).
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    # fields[0] is the state (field 3); utime, stime, cutime, cstime are fields 14-17.
-    return sum(int(v) for v in fields[11:15]) / _TICKS
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of every live process in the process group ``pid`` leads
+    (each server we start leads its own group: RabbitMQ's Erlang VM is a child of its start
+    script), plus what their exited children used (from /proc)."""
+    own = _stat_fields(pid)
+    if own is None:
+        return None
+    if own[2] != str(pid):     # not a group leader: this process alone
+        return sum(int(v) for v in own[11:15]) / _TICKS
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(entry.name)
+        # pgrp is field 5; utime, stime, cutime, cstime are fields 14-17.
+        if fields is not None and fields[2] == str(pid):
+            total += sum(int(v) for v in fields[11:15])
+    return total / _TICKS
 
 
 def _loadavg() -> tuple[float, float, float]:

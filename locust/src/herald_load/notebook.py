@@ -18,7 +18,7 @@ __all__ = ["NOTEBOOK", "execute_report"]
 
 def execute_report(run_dir: Path, *, out_dir: Path | None = None, targets: Sequence[float] = (),
                    predict: int | None = None, fit_max_n: int | None = None,
-                   warmup_s: float = 45.0, timeout_s: int = 300) -> Path:
+                   warmup_s: float = 90.0, timeout_s: int = 300) -> Path:
     """Runs the notebook on ``run_dir``; returns the HTML report's path."""
     import nbformat
     from nbconvert import HTMLExporter

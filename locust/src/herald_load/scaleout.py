@@ -62,7 +62,7 @@ class ScaleOutSettings:
     """Everything that must be the same at every N (it goes into meta.json's ``settings``)."""
 
     service: str = "gateway"
-    duration_s: int = 120
+    duration_s: int = 240               # cold JVMs on a busy machine take ~90 s to warm up
     sandbox_latency_ms: int = 50
     max_in_flight: int = 16            # gateway: provider requests in flight per replica
     gateway_consumers_normal: int = 2
