@@ -403,13 +403,30 @@ class LocalPlatform:
                 f"http://127.0.0.1:{r.port}/actuator/health/readiness"),
                 timeout_s, replica.name, replica.alive, replica.log)
 
+    def _start_ready(self, start: Callable[[], Replica], started: Replica | None = None,
+                     attempts: int = 3) -> Replica:
+        """Starts a service (or takes ``started``) and waits for its readiness. A free port can
+        be taken by another process between asking the kernel and the JVM binding it (a minute
+        later on a busy machine): then the replica is started again on a fresh port."""
+        for attempt in range(1, attempts + 1):
+            replica = started if attempt == 1 and started is not None else start()
+            try:
+                self._await_ready([replica])
+                return replica
+            except PlatformError:
+                replica.stop(10)
+                log = replica.log.read_text(errors="replace") if replica.log.exists() else ""
+                if "already in use" not in log or attempt == attempts:
+                    raise
+                self.say(f"{replica.name}: its port was taken meanwhile; starting it again")
+                replica.log.rename(replica.log.with_suffix(f".port-clash-{attempt}.log"))
+        raise AssertionError("unreachable")
+
     def start_dispatchers(self, count: int, settings: dict[str, object] | None = None) -> None:
         """Starts dispatchers until ``count`` run, and waits for their readiness."""
-        new = [self._java_service("dispatcher", f"dispatcher-{i}", dict(settings or {}),
-                                  self._common_env())
-               for i in range(len(self.dispatchers) + 1, count + 1)]
-        self.dispatchers.extend(new)
-        self._await_ready(new)
+        for i in range(len(self.dispatchers) + 1, count + 1):
+            self.dispatchers.append(self._start_ready(lambda i=i: self._java_service(
+                "dispatcher", f"dispatcher-{i}", dict(settings or {}), self._common_env())))
 
     def start_gateways(self, count: int, settings: dict[str, object] | None = None) -> None:
         """Starts gateways until ``count`` run (pointed at the sandbox), waits for readiness."""
@@ -420,24 +437,32 @@ class LocalPlatform:
             "herald.gateway.apns.trusted-certificate": self.sandbox_certificate,
             **(settings or {}),
         }
-        new = [self._java_service("gateway", f"gateway-{i}", args, self._common_env())
-               for i in range(len(self.gateways) + 1, count + 1)]
-        self.gateways.extend(new)
-        self._await_ready(new)
+        # Started together (they warm up in parallel), then each awaited; one whose port was
+        # taken meanwhile is started again. All are in self.gateways at once, so close() stops
+        # them whatever happens.
+        first = len(self.gateways)
+        self.gateways.extend(self._java_service("gateway", f"gateway-{i}", args,
+                                                self._common_env())
+                             for i in range(first + 1, count + 1))
+        for index in range(first, count):
+            name = self.gateways[index].name
+            self.gateways[index] = self._start_ready(
+                lambda name=name: self._java_service("gateway", name, args, self._common_env()),
+                started=self.gateways[index])
 
     def start_connection_managers(self, count: int) -> None:
         """Connection managers (MQTT) on free ports; ``replica.extra['mqtt_port']`` per replica."""
-        new = []
-        for i in range(len(self.connection_managers) + 1, count + 1):
+        def start(i: int) -> Replica:
             mqtt_port = free_port()
             replica = self._java_service(
                 "connection-manager", f"connection-manager-{i}", {},
                 {**self._common_env(), "HERALD_CM_MQTT_PORT": str(mqtt_port),
                  "HERALD_CM_NODE_ID": f"load-cm-{i}"})
             replica.extra["mqtt_port"] = mqtt_port
-            new.append(replica)
-        self.connection_managers.extend(new)
-        self._await_ready(new)
+            return replica
+
+        for i in range(len(self.connection_managers) + 1, count + 1):
+            self.connection_managers.append(self._start_ready(lambda i=i: start(i)))
 
     def stop_gateways(self) -> None:
         self._stop_all(self.gateways)
