@@ -48,11 +48,20 @@ def repository_root() -> Path:
     return Path(__file__).resolve().parents[3]
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (the kernel's choice)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A TCP port free on 127.0.0.1 right now (the kernel's choice), never one this process
+    handed out before: servers bind theirs seconds later, and until then the kernel may offer
+    the same port again."""
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def find_java() -> str:
@@ -253,12 +262,15 @@ class LocalPlatform:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._start_redis()
         self._start_rabbit()
-        self._start_sandbox()
+        self.sandbox = self._java_service("provider-sandbox", "provider-sandbox",
+                                          self._sandbox_args())
         _wait_until(self._redis_ping, 30, "Redis", self.redis.alive, self.redis.log)
         _wait_until(self._rabbit_ready, 120, "RabbitMQ", self.rabbit.alive,
                     self.workdir / "rabbitmq" / "stdout.log")
-        _wait_until(lambda: _http_ok(f"{self.sandbox_url}/actuator/health"), 180,
-                    "provider sandbox", self.sandbox.alive, self.sandbox.log)
+        self.sandbox = self._start_ready(
+            lambda: self._java_service("provider-sandbox", "provider-sandbox",
+                                       self._sandbox_args()),
+            started=self.sandbox, path="/actuator/health")
         self.say(f"infrastructure ready: RabbitMQ 127.0.0.1:{self.rabbit_port} "
                  f"(management {self.rabbit_mgmt_port}), Redis 127.0.0.1:{self.redis_port}, "
                  f"sandbox {self.sandbox_url} (latency {self.sandbox_latency_ms} ms)")
@@ -388,30 +400,28 @@ class LocalPlatform:
                 "SPRING_RABBITMQ_USERNAME": "guest",
                 "SPRING_RABBITMQ_PASSWORD": "guest"}
 
-    def _start_sandbox(self) -> None:
+    def _sandbox_args(self) -> dict[str, object]:
         self.apns_port = free_port()
         self.sandbox_certificate = self.workdir / "sandbox-apns.pem"
-        self.sandbox = self._java_service("provider-sandbox", "provider-sandbox", {
-            "herald.sandbox.apns-port": self.apns_port,
-            "herald.sandbox.apns-certificate-path": self.sandbox_certificate,
-            "herald.sandbox.faults.latency-ms": self.sandbox_latency_ms,
-        })
+        return {"herald.sandbox.apns-port": self.apns_port,
+                "herald.sandbox.apns-certificate-path": self.sandbox_certificate,
+                "herald.sandbox.faults.latency-ms": self.sandbox_latency_ms}
 
-    def _await_ready(self, replicas: list[Replica], timeout_s: float = 240) -> None:
-        for replica in replicas:
-            _wait_until(lambda r=replica: _http_ok(
-                f"http://127.0.0.1:{r.port}/actuator/health/readiness"),
-                timeout_s, replica.name, replica.alive, replica.log)
+    @staticmethod
+    def _await_ready(replica: Replica, path: str = "/actuator/health/readiness",
+                     timeout_s: float = 240) -> None:
+        _wait_until(lambda: _http_ok(f"http://127.0.0.1:{replica.port}{path}"),
+                    timeout_s, replica.name, replica.alive, replica.log)
 
     def _start_ready(self, start: Callable[[], Replica], started: Replica | None = None,
-                     attempts: int = 3) -> Replica:
+                     attempts: int = 3, path: str = "/actuator/health/readiness") -> Replica:
         """Starts a service (or takes ``started``) and waits for its readiness. A free port can
         be taken by another process between asking the kernel and the JVM binding it (a minute
         later on a busy machine): then the replica is started again on a fresh port."""
         for attempt in range(1, attempts + 1):
             replica = started if attempt == 1 and started is not None else start()
             try:
-                self._await_ready([replica])
+                self._await_ready(replica, path)
                 return replica
             except PlatformError:
                 replica.stop(10)

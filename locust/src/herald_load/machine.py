@@ -16,7 +16,8 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["LoadSampler", "describe_machine", "git_revision", "process_cpu_seconds"]
+__all__ = ["LoadSampler", "describe_machine", "git_revision", "process_cpu_seconds",
+           "services_revision"]
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -60,6 +61,17 @@ def _stat_fields(pid: int | str) -> list[str] | None:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
+
+
+def services_revision(root: Path) -> str | None:
+    """The last commit that changed services/ (the code under test, unlike the runner's)."""
+    try:
+        revision = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h", "--abbrev=12",
+                                   "--", "services"], capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return revision or None
 
 
 def process_cpu_seconds(pid: int) -> float | None:

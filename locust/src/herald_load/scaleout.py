@@ -29,7 +29,7 @@ from typing import Callable
 import requests
 
 from .local import LocalPlatform, repository_root
-from .machine import LoadSampler, describe_machine, git_revision
+from .machine import LoadSampler, describe_machine, git_revision, services_revision
 from .provisioning import Provisioner
 
 __all__ = ["ScaleOutSettings", "Scenario", "SCENARIOS", "completed", "run_local", "write_meta"]
@@ -253,6 +253,7 @@ def _measure_local(platform: LocalPlatform, app, run_dir: Path, run_id: str, n: 
         "settings": {k: (list(v) if isinstance(v, tuple) else v)
                      for k, v in asdict(settings).items()},
         "git_revision": git_revision(root),
+        "services_revision": services_revision(root),   # the code under test
         "machine": {**describe_machine(), "mode": "local processes"},
         "started_at": started_at,
         "ended_at": ended_at,
