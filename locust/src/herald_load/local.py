@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import glob
 import os
+import random
 import secrets
 import shutil
 import signal
@@ -49,19 +50,41 @@ def repository_root() -> Path:
 
 
 _HANDED_OUT: set[int] = set()
+# The fixed ports of scripts/run-local.sh and the connection manager: never ours.
+_RESERVED = {1883, 5672, 6379, 8080, 8081, 8082, 9090, 9443, 15672, 25672}
+_random = random.Random()
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (the kernel's choice), never one this process
-    handed out before: servers bind theirs seconds later, and until then the kernel may offer
-    the same port again."""
-    while True:
+    """A TCP port free on 127.0.0.1 right now, below the kernel's ephemeral range, never one
+    this process handed out before.
+
+    Servers bind theirs seconds (a JVM on a busy machine: a minute) after we pick it. A port
+    from the ephemeral range (what binding port 0 gives) is what every outgoing connection and
+    every other test on the machine draws from too, and was taken meanwhile several times in
+    practice; below that range only servers that chose a port on purpose compete.
+    """
+    low = max(10000, _ephemeral_low() - 12000)
+    high = _ephemeral_low() - 1
+    for _ in range(1000):
+        port = _random.randint(low, high)
+        if port in _HANDED_OUT or port in _RESERVED:
+            continue
         with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        if port not in _HANDED_OUT:
-            _HANDED_OUT.add(port)
-            return port
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise PlatformError(f"no free port between {low} and {high}")
 
 
 def find_java() -> str:
