@@ -70,7 +70,9 @@ def planning_answer(analysis: Analysis) -> str:
             text += f" κ = {_interval(f.interval('kappa'), lambda v: f'{v:.3g}')}."
         if r.bootstrap is not None and c.kind is not CeilingKind.NONE:
             b = r.bootstrap.ceiling()
-            text += f" Bootstrap range of the ceiling: {_x(b.low)} – {_x(b.high)}/s."
+            high = "unbounded (some refits had no ceiling)" if b.high is None or \
+                not math.isfinite(b.high) else f"{_x(b.high)}/s"
+            text += f" Bootstrap range of the ceiling: {_x(b.low)}/s – {high}."
         for est in r.replicas:
             text += f" {est.message}"
         out.append(text)
