@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
-#   scripts/bench.sh [fanout|accept|all]   (default all)
+#   scripts/bench.sh [fanout|accept|cm-connections|cm-delivery|all]   (default all)
 # Starts the local platform (scripts/run-local.sh) with benchmark settings, then:
 #   fanout: N notifications (default 100,000) to N distinct FCM tokens through the whole pipeline,
 #           API accept -> sandbox receipt, sandbox latency 50 ms. Target: <= 10 s.
@@ -8,6 +8,14 @@
 #           Target: >= 5,000 requests/s, p99 <= 25 ms, no errors.
 #           Measured twice: right after start (cold JVMs: JIT compilation competes for the 2 cores)
 #           and again once warm (a running platform's steady state), on a fresh topic each time.
+#   cm-connections: hold CM_CONNECTIONS (50,000) idle MQTT 5 connections on the one local connection
+#           manager, from source addresses 127.0.0.2.., and print its heap (after GC) and RSS per
+#           connection. Target: <= 20 kB per connection.
+#   cm-delivery: CM_DEVICES (1,000) MQTT devices connected; CM_RATE (1,000) messages/s for
+#           CM_SECONDS (30) through the Dispatcher API, gateway and CM, one device each; prints
+#           p50/p99 from API accept to device receipt. Target: p99 <= 50 ms.
+#           CM_TO=tokens sends to the MQTT target directly instead of to the registered device.
+#           Both use scripts/bench/mqtt_bench.py (asyncio, stdlib only) as the devices.
 # Knobs: FANOUT_COUNT, ACCEPT_SECONDS, ACCEPT_CONNECTIONS, HERALD_GATEWAY_MAX_IN_FLIGHT,
 #        ACCEPT_PIPELINE=1 to keep the gateway delivering during the accept run (default: the
 #        gateway is stopped so the run measures the Dispatcher, not the 2 cores it shares with
@@ -24,8 +32,18 @@ ACCEPT_CONNECTIONS="${ACCEPT_CONNECTIONS:-32}"
 export HERALD_GATEWAY_MAX_IN_FLIGHT="${HERALD_GATEWAY_MAX_IN_FLIGHT:-2000}"
 export HERALD_GATEWAY_FCM_CONNECTIONS="${HERALD_GATEWAY_FCM_CONNECTIONS:-4}"
 export HERALD_GATEWAY_CONSUMERS_NORMAL="${HERALD_GATEWAY_CONSUMERS_NORMAL:-4}"
+if [[ "$what" == cm-delivery ]]; then
+  # One message per device send: each is its own small audience job and batch, so the gateway needs
+  # more of them in hand than for fan-out (where one job becomes thousands of targets).
+  export HERALD_GATEWAY_PREFETCH="${HERALD_GATEWAY_PREFETCH:-16}"
+  export HERALD_GATEWAY_CONSUMERS_AUDIENCE="${HERALD_GATEWAY_CONSUMERS_AUDIENCE:-4}"
+fi
 export HERALD_GATEWAY_PREFETCH="${HERALD_GATEWAY_PREFETCH:-2}"
 export HERALD_DEMO=0
+
+# 50,000 MQTT connections need as many descriptors in the connection manager (inherited from here)
+# and in the bench client.
+ulimit -n 1048576 2>/dev/null || ulimit -n 200000 2>/dev/null || true
 
 HERALD_DEMO=0 bash "${HERALD_ROOT}/scripts/run-local.sh" start
 admin="$(<"${HERALD_RUN_DIR}/admin-token")"
@@ -42,6 +60,7 @@ curl -fsS http://127.0.0.1:9090/sandbox/demo-credentials |
 
 pids="dispatcher=$(<"${HERALD_RUN_DIR}/dispatcher.pid"),gateway=$(<"${HERALD_RUN_DIR}/gateway.pid")"
 pids+=",provider-sandbox=$(<"${HERALD_RUN_DIR}/provider-sandbox.pid")"
+pids+=",connection-manager=$(<"${HERALD_RUN_DIR}/connection-manager.pid")"
 pids+=",rabbitmq=$(pgrep -f "beam.smp.*-home ${HERALD_RUN_DIR}/rabbitmq" | head -n1),redis=$(<"${HERALD_RUN_DIR}/redis/redis.pid")"
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -57,6 +76,32 @@ if [[ "$what" == all || "$what" == fanout ]]; then
   python3 "${HERALD_ROOT}/scripts/bench/fanout.py" --app "$app" --key "$key" --count "$FANOUT_COUNT" --pids "$pids" --topic fanout-cold
   echo "--- warm (same processes, second run)"
   python3 "${HERALD_ROOT}/scripts/bench/fanout.py" --app "$app" --key "$key" --count "$FANOUT_COUNT" --pids "$pids" --topic fanout-warm
+fi
+
+if [[ "$what" == all || "$what" == cm-connections ]]; then
+  count="${CM_CONNECTIONS:-50000}"
+  # One descriptor per connection in the CM (and in the client): a hard limit below that cannot be
+  # raised without CAP_SYS_RESOURCE, so the run is scaled down to fit, and says so.
+  hard="$(ulimit -Hn)"
+  if [[ "$hard" != unlimited ]] && ((count > hard - 1000)); then
+    warn "open-files hard limit is ${hard} here (raising it needs CAP_SYS_RESOURCE): measuring $((hard - 1000)) connections instead of ${count}"
+    count=$((hard - 1000))
+  fi
+  log "connection-manager connections benchmark: ${count} idle MQTT connections"
+  python3 "${HERALD_ROOT}/scripts/bench/mqtt_bench.py" connections --app "$app" \
+    --pid "$(<"${HERALD_RUN_DIR}/connection-manager.pid")" --crypto-key "$(<"${HERALD_RUN_DIR}/crypto-key")" \
+    --count "$count" --hold "${CM_HOLD_SECONDS:-20}"
+  echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+if [[ "$what" == all || "$what" == cm-delivery ]]; then
+  log "connection-manager delivery benchmark: ${CM_RATE:-1000} messages/s for ${CM_SECONDS:-30} s to ${CM_DEVICES:-1000} devices"
+  # A warm-up at the same rate first (JIT), then the measured run.
+  python3 "${HERALD_ROOT}/scripts/bench/mqtt_bench.py" delivery --app "$app" --key "$key" \
+    --devices "${CM_DEVICES:-1000}" --rate "${CM_RATE:-1000}" --seconds 10 --to "${CM_TO:-devices}" >/dev/null
+  python3 "${HERALD_ROOT}/scripts/bench/mqtt_bench.py" delivery --app "$app" --key "$key" \
+    --devices "${CM_DEVICES:-1000}" --rate "${CM_RATE:-1000}" --seconds "${CM_SECONDS:-30}" --to "${CM_TO:-devices}"
+  echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 
 if [[ "$what" == all || "$what" == accept ]]; then

@@ -2,7 +2,10 @@
 # End-to-end demo against a running Herald (see scripts/run-local.sh):
 # creates app "demo", gives it the provider sandbox's FCM and APNs credentials,
 # registers device "phone-1", sends it a push, waits until the message is "sent",
-# and shows that the sandbox (standing in for FCM) received it.
+# and shows that the sandbox (standing in for FCM) received it. Then registers an
+# MQTT device "sensor-1", connects it with mosquitto_sub to the connection manager,
+# sends it a push and shows it received and the message "delivered" (the device's
+# PUBACK is the receipt).
 #
 # Idempotent: if the app already exists, a new API key is issued for it instead.
 #
@@ -10,6 +13,7 @@
 #   ADMIN_TOKEN            admin bearer token (default: contents of .run/admin-token)
 #   HERALD_DISPATCHER_URL  default http://127.0.0.1:8080
 #   HERALD_SANDBOX_URL     default http://127.0.0.1:9090
+#   HERALD_MQTT_HOST/PORT  the connection manager, default 127.0.0.1:1883
 set -euo pipefail
 
 # shellcheck source=scripts/lib/common.sh
@@ -171,9 +175,49 @@ after="$(received_fcm)"
 show
 ((after > before)) || die "sandbox FCM count for ${TOKEN} did not grow (before ${before}, after ${after})"
 
+# --------------------------------------------------------------------------
+MQTT_DEVICE=sensor-1
+log "registering MQTT device '${MQTT_DEVICE}' (no provider token: it connects to Herald)"
+status="$(http PUT "${DISPATCHER}/v1/apps/${APP}/devices/${MQTT_DEVICE}" app '{"channel":"mqtt","topics":["news"]}')"
+expect "$status" "PUT /v1/apps/${APP}/devices/${MQTT_DEVICE}" 200 201
+cp "$BODY" "${TMP}/mqtt-device.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["mqtt"]["password"]="(secret)"; print(json.dumps(d, indent=4))' \
+  "${TMP}/mqtt-device.json" | sed 's/^/    /'
+
+log "connecting it with mosquitto_sub (MQTT 5, QoS 1) and sending it a push"
+# The password goes on mosquitto_sub's command line: fine for this local demo device only.
+mosquitto_sub -V mqttv5 -q 1 -C 1 -W 30 -h "${HERALD_MQTT_HOST:-127.0.0.1}" -p "${HERALD_MQTT_PORT:-1883}" \
+  -i "$(json "${TMP}/mqtt-device.json" mqtt.clientId)" -u "$(json "${TMP}/mqtt-device.json" mqtt.username)" \
+  -P "$(json "${TMP}/mqtt-device.json" mqtt.password)" -t "$(json "${TMP}/mqtt-device.json" mqtt.topic)" \
+  >"${TMP}/mqtt-received" 2>&1 &
+sub_pid=$!
+status="$(http POST "${DISPATCHER}/v1/apps/${APP}/messages" app \
+  "{\"to\":{\"devices\":[\"${MQTT_DEVICE}\"]},\"title\":\"Hello over MQTT\",\"body\":\"Confirmed by the device itself\",\"data\":{\"source\":\"demo\"}}")"
+expect "$status" "POST /v1/apps/${APP}/messages" 202
+mqtt_message_id="$(json "$BODY" id)"
+wait "$sub_pid" || die "mosquitto_sub received nothing: $(cat "${TMP}/mqtt-received")"
+log "the device received:"
+sed 's/^/    /' "${TMP}/mqtt-received"
+
+log "waiting for message ${mqtt_message_id} to be delivered (at most 30 s)"
+deadline=$((SECONDS + 30))
+while :; do
+  status="$(http GET "${DISPATCHER}/v1/apps/${APP}/messages/${mqtt_message_id}" app)"
+  expect "$status" "GET /v1/apps/${APP}/messages/${mqtt_message_id}" 200
+  state="$(json "$BODY" state)"
+  [[ "$state" == delivered ]] && break
+  if ((SECONDS >= deadline)); then
+    show
+    die "message ${mqtt_message_id} still '${state}' after 30 s"
+  fi
+  sleep 0.5
+done
+show
+
 cat <<EOF
 
-Demo OK: message ${message_id} reached the sandbox's FCM endpoint (token ${TOKEN}: ${before} -> ${after}).
+Demo OK: message ${message_id} reached the sandbox's FCM endpoint (token ${TOKEN}: ${before} -> ${after}),
+and message ${mqtt_message_id} was delivered to MQTT device ${MQTT_DEVICE} (PUBACK received).
 The app's API key is in .run/demo-api-key, e.g.:
   curl -H "Authorization: Bearer \$(cat .run/demo-api-key)" ${DISPATCHER}/v1/apps/${APP}/stats
 EOF

@@ -2,14 +2,16 @@
 # Runs the whole Herald platform locally and shows it working:
 #
 #   scripts/run-local.sh [start]   install deps, start RabbitMQ + Redis, build, start
-#                                  provider-sandbox, gateway, dispatcher, run the demo;
+#                                  provider-sandbox, gateway, connection-manager,
+#                                  dispatcher, run the demo;
 #                                  leaves everything running
 #   scripts/run-local.sh stop      stop the services and RabbitMQ + Redis
 #   scripts/run-local.sh status    show what runs
 #
 # Everything lives in .run/: logs (<service>.log), pid files, the generated admin
 # token (.run/admin-token) and credential encryption key (.run/crypto-key).
-# Ports: dispatcher 8080 (API), gateway 8081 (actuator), provider sandbox 9090/9443.
+# Ports: dispatcher 8080 (API), gateway 8081 (actuator), connection manager 1883 (MQTT)
+# and 8082 (actuator), provider sandbox 9090/9443.
 # Any other setting can be given by environment, Spring style, e.g.
 #   HERALD_GATEWAY_MAX_IN_FLIGHT=64 scripts/run-local.sh
 # HERALD_JAVA_OPTS adds JVM options; HERALD_DEMO=0 skips the demo.
@@ -20,12 +22,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 # Start order matters: the gateway trusts the certificate the sandbox writes on
 # start-up, and the dispatcher is the last piece the demo needs.
-SERVICES=(provider-sandbox gateway dispatcher)
+SERVICES=(provider-sandbox gateway connection-manager dispatcher)
 
 service_port() {
   case "$1" in
     provider-sandbox) echo 9090 ;;
     gateway) echo 8081 ;;
+    connection-manager) echo 8082 ;;
     dispatcher) echo 8080 ;;
   esac
 }
@@ -130,6 +133,11 @@ cmd_start() {
       busy=1
     fi
   done
+  if port_in_use 1883; then
+    printf 'ERROR: port 1883 (connection manager MQTT) is already in use:\n' >&2
+    port_owner 1883 >&2
+    busy=1
+  fi
   if port_in_use 9443; then
     printf 'ERROR: port 9443 (provider sandbox APNs) is already in use:\n' >&2
     port_owner 9443 >&2
@@ -149,6 +157,8 @@ cmd_start() {
   HERALD_DISPATCHER_ADMIN_TOKEN="$admin_token" HERALD_CRYPTO_KEY="$crypto" \
     start_service gateway "$java" "--herald.gateway.apns.trusted-certificate=${apns_cert}"
   await_ready gateway
+  HERALD_CRYPTO_KEY="$crypto" start_service connection-manager "$java"
+  await_ready connection-manager
   HERALD_DISPATCHER_ADMIN_TOKEN="$admin_token" HERALD_CRYPTO_KEY="$crypto" \
     start_service dispatcher "$java"
   await_ready dispatcher
@@ -162,6 +172,7 @@ cmd_start() {
 Herald is running:
   dispatcher API    http://127.0.0.1:8080/v1   (admin token: .run/admin-token)
   gateway actuator  http://127.0.0.1:8081/actuator
+  connection mgr    mqtt://127.0.0.1:1883, actuator http://127.0.0.1:8082/actuator
   provider sandbox  http://127.0.0.1:9090/sandbox (APNs on 9443)
   RabbitMQ UI       http://127.0.0.1:15672 (guest/guest), Redis 127.0.0.1:6379
   logs              .run/*.log

@@ -46,11 +46,39 @@ class DeviceTests extends DispatcherIntegrationTest {
     }
 
     @Test
-    void aDeviceNeedsAChannelAndAToken() {
+    void aDeviceNeedsAChannel() {
         TestApp app = createApp();
         Api.Response response = api().json("PUT", "/v1/apps/" + app.id() + "/devices/d", app.key(), Map.of("topics", List.of("a")));
         assertProblem(response, 400);
         assertThat(response.json().get("errors").values()).extracting(e -> e.get("field").asString())
-                .containsExactly("channel", "token");
+                .containsExactly("channel");
+    }
+
+    @Test
+    void anFcmOrApnsDeviceNeedsAToken() {
+        TestApp app = createApp();
+        Api.Response response = api().json("PUT", "/v1/apps/" + app.id() + "/devices/d", app.key(), Map.of("channel", "fcm"));
+        assertProblem(response, 400);
+        assertThat(response.json().get("errors").values()).extracting(e -> e.get("field").asString())
+                .containsExactly("token");
+    }
+
+    @Test
+    void anMqttDeviceNeedsNoTokenAndGetsItsConnectParameters() {
+        TestApp app = createApp();
+        Api.Response response = api().json("PUT", "/v1/apps/" + app.id() + "/devices/car-7", app.key(), Map.of("channel", "mqtt"));
+        assertThat(response.status()).as(response.toString()).isEqualTo(200);
+        assertThat(response.json().has("token")).isFalse();
+        var mqtt = response.json().get("mqtt");
+        assertThat(mqtt.get("clientId").asString()).isEqualTo("car-7");
+        assertThat(mqtt.get("username").asString()).isEqualTo(app.id());
+        assertThat(mqtt.get("topic").asString()).isEqualTo("apps/" + app.id() + "/devices/car-7");
+        assertThat(mqtt.get("password").asString()).hasSizeGreaterThanOrEqualTo(40);
+        // Stable: registering again does not change the password the device holds.
+        Api.Response again = api().json("PUT", "/v1/apps/" + app.id() + "/devices/car-7", app.key(), Map.of("channel", "mqtt"));
+        assertThat(again.json().get("mqtt").get("password").asString()).isEqualTo(mqtt.get("password").asString());
+        // Another device of the same app gets another password.
+        Api.Response other = api().json("PUT", "/v1/apps/" + app.id() + "/devices/car-8", app.key(), Map.of("channel", "mqtt"));
+        assertThat(other.json().get("mqtt").get("password").asString()).isNotEqualTo(mqtt.get("password").asString());
     }
 }

@@ -15,6 +15,8 @@ import dev.herald.gateway.delivery.InFlightLimit;
 import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.gateway.fcm.FcmAccessTokens;
 import dev.herald.gateway.fcm.FcmSender;
+import dev.herald.gateway.mqtt.MqttSender;
+import dev.herald.registry.mqtt.MqttOutbox;
 import dev.herald.registry.app.AppCache;
 import dev.herald.registry.device.DeviceRegistry;
 import dev.herald.registry.status.ExpansionProgress;
@@ -96,6 +98,11 @@ public class GatewayConfiguration {
     @Bean
     ApnsSender apnsSender(ApnsClientPool pool, JsonMapper json) {
         return new ApnsSender(pool, json);
+    }
+
+    @Bean
+    MqttSender mqttSender(MqttOutbox outbox, ConfirmedPublisher publisher, JsonMapper json) {
+        return new MqttSender(outbox, publisher, json);
     }
 
     @Bean

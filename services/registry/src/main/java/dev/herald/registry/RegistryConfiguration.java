@@ -4,6 +4,8 @@ import dev.herald.registry.app.AppCache;
 import dev.herald.registry.app.AppStore;
 import dev.herald.registry.crypto.CredentialCipher;
 import dev.herald.registry.device.DeviceRegistry;
+import dev.herald.registry.mqtt.MqttCredentials;
+import dev.herald.registry.mqtt.MqttOutbox;
 import dev.herald.registry.status.ExpansionProgress;
 import dev.herald.registry.status.MessageStatusStore;
 import io.lettuce.core.ClientOptions;
@@ -84,6 +86,16 @@ public class RegistryConfiguration {
     @Bean
     MessageStatusStore messageStatusStore(RedisAsyncCommands<String, String> redis, RegistryProperties properties) {
         return new MessageStatusStore(redis, properties.statusTtl());
+    }
+
+    @Bean
+    MqttCredentials mqttCredentials(RegistryProperties properties) {
+        return new MqttCredentials(properties.cryptoKey());
+    }
+
+    @Bean
+    MqttOutbox mqttOutbox(RedisAsyncCommands<String, String> redis, RegistryProperties properties) {
+        return new MqttOutbox(redis, properties.mqttBoxSize(), properties.statusTtl());
     }
 
     @Bean

@@ -12,11 +12,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                      Required: without it credentials could not be stored safely.
  * @param statusTtl     how long a message's status stays readable after it was accepted
  * @param appCacheTtl   upper bound on how stale the local app cache may get if an invalidation is missed
+ * @param mqttBoxSize   most messages kept per MQTT device waiting for its PUBACK; the oldest is dropped
  */
 @ConfigurationProperties("herald")
 public record RegistryProperties(
         @DefaultValue("redis://127.0.0.1:6379") String redisUri,
         String cryptoKey,
         @DefaultValue("7d") Duration statusTtl,
-        @DefaultValue("5m") Duration appCacheTtl) {
+        @DefaultValue("5m") Duration appCacheTtl,
+        @DefaultValue("100") int mqttBoxSize) {
 }

@@ -2,6 +2,7 @@ package dev.herald.dispatcher.device;
 
 import static dev.herald.dispatcher.Futures.await;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.herald.contract.Channel;
 import dev.herald.dispatcher.Ids;
 import dev.herald.dispatcher.auth.AppApi;
@@ -10,6 +11,7 @@ import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.registry.device.Device;
 import dev.herald.registry.device.DeviceRegistry;
+import dev.herald.registry.mqtt.MqttCredentials;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
@@ -30,44 +32,66 @@ import org.springframework.web.bind.annotation.RestController;
 public class DeviceController {
     static final int MAX_TOPICS = 100;
 
-    /** Body of {@code PUT .../devices/{deviceId}}: replaces the device, including its topics. */
+    /**
+     * Body of {@code PUT .../devices/{deviceId}}: replaces the device, including its topics. The
+     * {@code mqtt} channel needs no token: the device connects to Herald itself.
+     */
     public record DeviceRequest(
             @NotNull(message = "is required") Channel channel,
-            @NotNull(message = "is required")
             @Pattern(regexp = Ids.TOKEN, message = "must be 1 to 4096 printable ASCII characters without spaces") String token,
             @Size(max = MAX_TOPICS, message = "must have at most " + MAX_TOPICS + " topics")
             List<@NotNull(message = "must not be null") @Pattern(regexp = Ids.TOPIC, message = "must match " + Ids.TOPIC) String> topics) {
     }
 
-    /** A registered device. */
-    public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt) {
-        static DeviceResponse of(Device device) {
-            return new DeviceResponse(device.deviceId(), device.channel(), device.token(),
-                    device.topics().stream().sorted().toList(), device.updatedAt());
+    /**
+     * A registered device; {@code mqtt} (mqtt channel only) says how it connects to the connection
+     * manager, including its password.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt,
+                                 MqttAccess mqtt) {
+        static DeviceResponse of(Device device, MqttCredentials credentials) {
+            MqttAccess mqtt = device.channel() == Channel.mqtt
+                    ? new MqttAccess(device.deviceId(), device.appId(), credentials.password(device.appId(), device.deviceId()),
+                            "apps/" + device.appId() + "/devices/" + device.deviceId())
+                    : null;
+            return new DeviceResponse(device.deviceId(), device.channel(), device.channel() == Channel.mqtt ? null : device.token(),
+                    device.topics().stream().sorted().toList(), device.updatedAt(), mqtt);
         }
+    }
+
+    /** MQTT CONNECT parameters of a device, and the topic it subscribes to (QoS 1). */
+    public record MqttAccess(String clientId, String username, String password, String topic) {
     }
 
     private final DeviceRegistry devices;
     private final RequestValidator validator;
+    private final MqttCredentials credentials;
 
-    public DeviceController(DeviceRegistry devices, RequestValidator validator) {
+    public DeviceController(DeviceRegistry devices, RequestValidator validator, MqttCredentials credentials) {
         this.devices = devices;
         this.validator = validator;
+        this.credentials = credentials;
     }
 
     @PutMapping("/v1/apps/{appId}/devices/{deviceId}")
     DeviceResponse register(AuthenticatedApp app, @PathVariable String deviceId, @RequestBody DeviceRequest request) {
         Ids.deviceId(deviceId);
         validator.validate(request);
+        // An MQTT device's "token" is its own id: the gateway routes by it.
+        String token = request.channel() == Channel.mqtt ? deviceId : request.token();
+        if (token == null) {
+            throw Problems.invalidField("token", "is required for the " + request.channel() + " channel");
+        }
         List<String> topics = request.topics() == null ? List.of() : List.copyOf(new LinkedHashSet<>(request.topics()));
-        await(devices.register(app.id(), deviceId, request.channel(), request.token(), topics));
-        return DeviceResponse.of(find(app, deviceId));
+        await(devices.register(app.id(), deviceId, request.channel(), token, topics));
+        return DeviceResponse.of(find(app, deviceId), credentials);
     }
 
     @GetMapping("/v1/apps/{appId}/devices/{deviceId}")
     DeviceResponse get(AuthenticatedApp app, @PathVariable String deviceId) {
         Ids.deviceId(deviceId);
-        return DeviceResponse.of(find(app, deviceId));
+        return DeviceResponse.of(find(app, deviceId), credentials);
     }
 
     @DeleteMapping("/v1/apps/{appId}/devices/{deviceId}")

@@ -32,13 +32,13 @@ public class StatusController {
                               Instant acceptedAt, Instant queuedAt, Instant completedAt) {
         static MessageView of(MessageStatus status) {
             return new MessageView(status.id(), status.state(),
-                    new Targets(status.total(), status.sent(), status.failed(), status.expired(), status.pending(),
+                    new Targets(status.total(), status.sent(), status.delivered(), status.failed(), status.expired(), status.pending(),
                             status.expanded()),
                     status.failures(), status.tokensRemoved(), status.acceptedAt(), status.queuedAt(), status.completedAt());
         }
     }
 
-    public record Targets(long total, long sent, long failed, long expired, long pending, boolean expanded) {
+    public record Targets(long total, long sent, long delivered, long failed, long expired, long pending, boolean expanded) {
     }
 
     /** An app's totals; {@code failed} maps each failure reason to its count. */

@@ -93,6 +93,7 @@ public final class BatchDelivery {
                                 metrics.accepted(work.target().channel(), Duration.between(work.batch().acceptedAt(), clock.instant()));
                                 yield record(work, Outcome.sent()).then(Mono.<Duration>empty());
                             }
+                            case ProviderResponse.HandedOff handedOff -> record(work, Outcome.handed()).then(Mono.<Duration>empty());
                             case ProviderResponse.Rejected rejected -> rejected(work, attempt, rejected);
                         }))
                 // A value is the wait before the next attempt; empty means the target is settled.

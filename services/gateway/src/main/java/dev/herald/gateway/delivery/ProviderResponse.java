@@ -10,8 +10,16 @@ import java.util.Objects;
 public sealed interface ProviderResponse {
 
     Accepted ACCEPTED = new Accepted();
+    HandedOff HANDED_OFF = new HandedOff();
 
     record Accepted() implements ProviderResponse {
+    }
+
+    /**
+     * Taken over by a component that reports the final outcome itself: an MQTT message in its
+     * device's box, which the connection manager settles on the device's PUBACK (or expiry).
+     */
+    record HandedOff() implements ProviderResponse {
     }
 
     /**

@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
 
 /**
  * Message status and per-app statistics in Redis. {@code msg:<id>} holds counters (total, sent,
- * failed, expired, reason:*), {@code done:<id>} maps each finished target to the batch that
+ * failed, expired, delivered, reason:*), {@code done:<id>} maps each finished target to the batch that
  * finished it: that map is what makes a redelivered batch skip targets already sent and what keeps
  * every target counted once. {@code stats:<app>} holds the app's running totals.
  */
@@ -114,9 +114,10 @@ public final class MessageStatusStore {
             long sent = number(fields, "sent");
             long failed = number(fields, "failed");
             long expired = number(fields, "expired");
+            long delivered = number(fields, "delivered");
             boolean completed = fields.containsKey("completedAt");
-            String state = MessageStatus.derive(fields.containsKey("queuedAt"), completed, total, sent, failed, expired);
-            return Optional.of(new MessageStatus(id, fields.get("app"), state, total, sent, failed, expired,
+            String state = MessageStatus.derive(fields.containsKey("queuedAt"), completed, total, sent, failed, expired, delivered);
+            return Optional.of(new MessageStatus(id, fields.get("app"), state, total, sent, failed, expired, delivered,
                     "1".equals(fields.get("expanded")), number(fields, "tokensRemoved"), reasons(fields),
                     instant(fields.get("acceptedAt")), instant(fields.get("queuedAt")),
                     fields.containsKey("completedAt") ? Instant.ofEpochMilli(Long.parseLong(fields.get("completedAt"))) : null));

@@ -1,6 +1,7 @@
 -- Records the final outcome of one target of one message, exactly once.
 -- KEYS[1] msg:<id> status hash, KEYS[2] done:<id> (target -> batch), KEYS[3] stats:<app>.
--- ARGV[1] target key, ARGV[2] batch number, ARGV[3] outcome field (sent|failed|expired),
+-- ARGV[1] target key, ARGV[2] batch number, ARGV[3] outcome field (sent|failed|expired|handed; handed is
+-- not final: an MQTT target handed to the connection manager, settled later by box_settle.lua),
 -- ARGV[4] reason or '', ARGV[5] 1 if the token was removed from the registry, ARGV[6] done-set TTL (s),
 -- ARGV[7] completion time (ms). With ARGV[3] = 'skip' only the already-recorded cases apply.
 -- Returns 1 recorded; 0 already recorded by this batch (a redelivery); 2 the same target came in
@@ -9,8 +10,8 @@
 
 -- Completes the message once its total is final and every target has an outcome.
 local function completeIfDone()
-  local s = redis.call('HMGET', KEYS[1], 'total', 'sent', 'failed', 'expired', 'expanded')
-  local done = (tonumber(s[2]) or 0) + (tonumber(s[3]) or 0) + (tonumber(s[4]) or 0)
+  local s = redis.call('HMGET', KEYS[1], 'total', 'sent', 'failed', 'expired', 'expanded', 'delivered')
+  local done = (tonumber(s[2]) or 0) + (tonumber(s[3]) or 0) + (tonumber(s[4]) or 0) + (tonumber(s[6]) or 0)
   if s[5] == '1' and tonumber(s[1]) and done >= tonumber(s[1]) then
     redis.call('HSETNX', KEYS[1], 'completedAt', ARGV[7])
   end

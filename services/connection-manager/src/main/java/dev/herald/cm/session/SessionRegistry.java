@@ -1,0 +1,147 @@
+package dev.herald.cm.session;
+
+import dev.herald.contract.MqttDelivery;
+import dev.herald.contract.Queues;
+import dev.herald.contract.amqp.ConfirmedPublisher;
+import dev.herald.registry.mqtt.MqttOutbox;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which device is connected where. Locally a map of this node's sessions; in Redis
+ * {@code cm:session:{app/device} = <node>|<connection>} plus this node's lease
+ * {@code cm:node:<node>} (renewed by {@link #heartbeat}), so the gateway routes to the node holding
+ * a device and treats the devices of a node whose lease lapsed as offline. A session key is deleted
+ * only by the connection that wrote it, so a late disconnect never erases a newer session.
+ */
+public final class SessionRegistry {
+    private static final Logger log = LoggerFactory.getLogger(SessionRegistry.class);
+    private static final String RELEASE = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+            return 0""";
+
+    /** What a session needs from the registry. */
+    public interface Session {
+        String appId();
+
+        String deviceId();
+
+        String connectionId();
+
+        /** Another connection with the same client id took over: close this one. */
+        void takenOver();
+
+        /** The node stops: close this connection telling the device to go elsewhere. */
+        void serverShuttingDown();
+
+        /** Reads the box again and sends what this session has not sent (copies may have been lost). */
+        void redrain();
+
+        /** A copy of a message for this device arrived on the node's queue. */
+        void offer(MqttOutbox.Entry entry);
+    }
+
+    private final Map<String, Session> local = new ConcurrentHashMap<>();
+    private final AtomicLong connections = new AtomicLong();
+    private final RedisAsyncCommands<String, String> redis;
+    private final ConfirmedPublisher publisher;
+    private final String nodeId;
+    private final Duration lease;
+
+    public SessionRegistry(RedisAsyncCommands<String, String> redis, ConfirmedPublisher publisher, String nodeId, Duration lease) {
+        this.redis = redis;
+        this.publisher = publisher;
+        this.nodeId = nodeId;
+        this.lease = lease;
+    }
+
+    private static String key(String appId, String deviceId) {
+        return appId + "/" + deviceId;
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    /** A fresh id for a connection of this node. */
+    public String newConnectionId() {
+        return Long.toString(connections.incrementAndGet(), 36);
+    }
+
+    /**
+     * Makes this connection the device's session: locally (an older local connection is closed) and
+     * in Redis (the node that held it before, if another live one, is told to close its connection).
+     */
+    public CompletableFuture<Void> claim(Session session) {
+        Session previous = local.put(key(session.appId(), session.deviceId()), session);
+        if (previous != null && previous != session) {
+            previous.takenOver();
+        }
+        String owner = nodeId + "|" + session.connectionId();
+        return redis.setGet(MqttOutbox.sessionKey(session.appId(), session.deviceId()), owner).toCompletableFuture()
+                .thenCompose(old -> {
+                    if (old == null || old.startsWith(nodeId + "|")) {
+                        return CompletableFuture.completedFuture(null);
+                    }
+                    String[] parts = old.split("\\|", 2);
+                    Takeover takeover = new Takeover(session.appId(), session.deviceId(), parts.length > 1 ? parts[1] : "");
+                    // A node that is gone has no queue: unroutable, nothing to close there.
+                    return publisher.publish(new ConfirmedPublisher.Outgoing(Queues.EXCHANGE, MqttDelivery.nodeQueue(parts[0]),
+                                    "takeover-" + session.connectionId(), takeover, Map.of(Takeover.HEADER, "1")))
+                            .exceptionally(error -> {
+                                log.debug("takeover notice to {} not delivered: {}", parts[0], error.toString());
+                                return null;
+                            });
+                });
+    }
+
+    /** The connection closed: forget it, here and in Redis, unless a newer one replaced it. */
+    public CompletableFuture<Void> release(Session session) {
+        local.remove(key(session.appId(), session.deviceId()), session);
+        return redis.<Long>eval(RELEASE, ScriptOutputType.INTEGER, new String[] {MqttOutbox.sessionKey(session.appId(), session.deviceId())},
+                        nodeId + "|" + session.connectionId())
+                .toCompletableFuture().thenApply(ignored -> null);
+    }
+
+    public Optional<Session> find(String appId, String deviceId) {
+        return Optional.ofNullable(local.get(key(appId, deviceId)));
+    }
+
+    /** A takeover notice from another node: closes the named connection if it is still here. */
+    public void takeover(Takeover notice) {
+        Session session = local.get(key(notice.appId(), notice.deviceId()));
+        if (session != null && session.connectionId().equals(notice.connectionId())) {
+            local.remove(key(notice.appId(), notice.deviceId()), session);
+            session.takenOver();
+        }
+    }
+
+    public int size() {
+        return local.size();
+    }
+
+    public Collection<Session> sessions() {
+        return local.values();
+    }
+
+    /** Renews this node's lease; the gateway routes to it only while the lease exists. */
+    public CompletableFuture<Void> heartbeat() {
+        return redis.set(MqttOutbox.nodeLeaseKey(nodeId), "1", SetArgs.Builder.px(lease.toMillis()))
+                .toCompletableFuture().thenApply(ignored -> null);
+    }
+
+    /** The node stops: the gateway stops routing here at once rather than when the lease lapses. */
+    public CompletableFuture<Void> dropLease() {
+        return redis.del(MqttOutbox.nodeLeaseKey(nodeId)).toCompletableFuture().thenApply(ignored -> null);
+    }
+}

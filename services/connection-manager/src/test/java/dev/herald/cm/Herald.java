@@ -1,0 +1,157 @@
+package dev.herald.cm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.herald.cm.mqtt.MqttServer;
+import dev.herald.dispatcher.DispatcherApplication;
+import dev.herald.gateway.GatewayApplication;
+import dev.herald.testsupport.LocalRabbit;
+import dev.herald.testsupport.LocalRedis;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The platform in this JVM for tests: dispatcher, gateway and one connection manager, each its own
+ * Spring context, against the test RabbitMQ and Redis. Started once per test JVM.
+ */
+final class Herald {
+    static final String CRYPTO_KEY = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
+    static final String ADMIN_TOKEN = "admin-token-for-tests-0123456789";
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    private static Herald instance;
+
+    private final ConfigurableApplicationContext dispatcher;
+    private final ConfigurableApplicationContext gateway;
+    private final ConfigurableApplicationContext cm;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final io.lettuce.core.api.sync.RedisCommands<String, String> redis =
+            io.lettuce.core.RedisClient.create(LocalRedis.get().uri()).connect().sync();
+
+    /** How a registered MQTT device connects. */
+    record Device(String appId, String deviceId, String password, String topic) {
+    }
+
+    /** An app and its API key. */
+    record App(String id, String key) {
+    }
+
+    private Herald() {
+        dispatcher = start(DispatcherApplication.class, "--herald.dispatcher.admin-token=" + ADMIN_TOKEN);
+        gateway = start(GatewayApplication.class);
+        cm = startConnectionManager("cm-test-" + UUID.randomUUID().toString().substring(0, 6));
+    }
+
+    static synchronized Herald get() {
+        if (instance == null) {
+            instance = new Herald();
+        }
+        return instance;
+    }
+
+    static List<String> commonArgs() {
+        return List.of("--server.port=0",
+                "--spring.rabbitmq.host=" + LocalRabbit.get().host(),
+                "--spring.rabbitmq.port=" + LocalRabbit.get().port(),
+                "--herald.redis-uri=" + LocalRedis.get().uri(),
+                "--herald.crypto-key=" + CRYPTO_KEY,
+                "--spring.main.banner-mode=off");
+    }
+
+    private static ConfigurableApplicationContext start(Class<?> application, String... extra) {
+        List<String> args = new ArrayList<>(commonArgs());
+        args.addAll(List.of(extra));
+        return new SpringApplicationBuilder(application).run(args.toArray(String[]::new));
+    }
+
+    static ConfigurableApplicationContext startConnectionManager(String nodeId) {
+        return start(ConnectionManagerApplication.class, "--herald.cm.node-id=" + nodeId, "--herald.cm.mqtt.port=0",
+                "--herald.cm.mqtt.host=127.0.0.1", "--herald.cm.expiry-sweep=1s");
+    }
+
+    int mqttPort() {
+        return cm.getBean(MqttServer.class).port();
+    }
+
+    int cmHttpPort() {
+        return ((WebServerApplicationContext) cm).getWebServer().getPort();
+    }
+
+    private int apiPort() {
+        return ((WebServerApplicationContext) dispatcher).getWebServer().getPort();
+    }
+
+    App createApp() {
+        String id = "app-" + UUID.randomUUID().toString().substring(0, 8);
+        JsonNode created = call("POST", "/v1/apps", ADMIN_TOKEN, Map.of("id", id, "name", id), 201);
+        return new App(id, created.get("apiKey").get("key").asString());
+    }
+
+    Device registerMqtt(App app, String deviceId) {
+        JsonNode device = call("PUT", "/v1/apps/" + app.id() + "/devices/" + deviceId, app.key(),
+                Map.of("channel", "mqtt", "topics", List.of("news")), 200);
+        JsonNode mqtt = device.get("mqtt");
+        assertThat(mqtt.get("clientId").asString()).isEqualTo(deviceId);
+        assertThat(mqtt.get("username").asString()).isEqualTo(app.id());
+        return new Device(app.id(), deviceId, mqtt.get("password").asString(), mqtt.get("topic").asString());
+    }
+
+    /** Sends to the given devices; returns the message id. */
+    String send(App app, Map<String, Object> message) {
+        return call("POST", "/v1/apps/" + app.id() + "/messages", app.key(), message, 202).get("id").asString();
+    }
+
+    JsonNode status(App app, String messageId) {
+        return call("GET", "/v1/apps/" + app.id() + "/messages/" + messageId, app.key(), null, 200);
+    }
+
+    String state(App app, String messageId) {
+        return status(app, messageId).get("state").asString();
+    }
+
+    JsonNode call(String method, String path, String token, Object body, int expectedStatus) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + apiPort() + path))
+                .header("Authorization", "Bearer " + token)
+                .header("Content-Type", "application/json")
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                        : HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
+        try {
+            HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).as(method + " " + path + ": " + response.body()).isEqualTo(expectedStatus);
+            return response.body().isEmpty() ? null : JSON.readTree(response.body());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Messages waiting in the device's box for its PUBACK. */
+    long boxSize(Device device) {
+        return redis.zcard("cm:box:{" + device.appId() + "/" + device.deviceId() + "}");
+    }
+
+    String metrics() {
+        try {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cmHttpPort() + "/actuator/prometheus")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
