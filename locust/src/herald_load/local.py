@@ -488,7 +488,8 @@ class LocalPlatform:
         def start(i: int) -> Replica:
             mqtt_port = free_port()
             replica = self._java_service(
-                "connection-manager", f"connection-manager-{i}", {},
+                "connection-manager", f"connection-manager-{i}",
+                {"herald.cm.mqtt.host": "127.0.0.1"},   # loopback only
                 {**self._common_env(), "HERALD_CM_MQTT_PORT": str(mqtt_port),
                  "HERALD_CM_NODE_ID": f"load-cm-{i}"})
             replica.extra["mqtt_port"] = mqtt_port
