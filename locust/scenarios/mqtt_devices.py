@@ -67,8 +67,12 @@ class MqttDevice(User):
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.device["clientId"],
                              clean_session=True, protocol=mqtt.MQTTv311)
         client.username_pw_set(self.device["username"], self.device["password"])
-        connected = Event()
+        connected, subscribed = Event(), Event()
         outcome = {}
+
+        def on_subscribe(_client, _userdata, _mid, reason_codes, _properties):
+            outcome["granted"] = reason_codes
+            subscribed.set()
 
         def on_connect(_client, _userdata, _flags, reason, _properties):
             outcome["reason"] = reason
@@ -86,6 +90,7 @@ class MqttDevice(User):
                  response_length=len(message.payload), exception=error, context={})
 
         client.on_connect = on_connect
+        client.on_subscribe = on_subscribe
         client.on_message = on_message
         started = time.perf_counter()
         try:
@@ -104,9 +109,13 @@ class MqttDevice(User):
              response_length=0, exception=None, context={})
         started = time.perf_counter()
         result, _mid = client.subscribe(self.device["topic"], qos=1)
+        error = None if result == mqtt.MQTT_ERR_SUCCESS else RuntimeError(mqtt.error_string(result))
+        if error is None and not subscribed.wait(10):
+            error = TimeoutError("no SUBACK within 10 s")
+        elif error is None and any(code.is_failure for code in outcome["granted"]):
+            error = PermissionError(f"SUBACK refused: {outcome['granted']}")
         fire(request_type="MQTT", name="subscribe", response_time=(time.perf_counter() - started) * 1000,
-             response_length=0, exception=None if result == mqtt.MQTT_ERR_SUCCESS
-             else RuntimeError(mqtt.error_string(result)), context={})
+             response_length=0, exception=error, context={})
         self.client = client
 
     @task

@@ -107,6 +107,7 @@ def test_mqtt_devices_receive_pushes_and_report_delivery_latency(platform, tmp_p
 
     output = rows["_output"]["stderr"][-2000:]
     assert _count(rows, "connect") == 4 and int(rows["connect"]["Failure Count"]) == 0, output
+    assert _count(rows, "subscribe") == 4 and int(rows["subscribe"]["Failure Count"]) == 0, output
     assert _count(rows, "send to mqtt device") > 0, output
     deliveries = _count(rows, "delivery (accept to device)")
     assert deliveries > 0, output
