@@ -13,7 +13,6 @@ capacity package's own report (HTML + JSON) beside it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 

@@ -35,7 +35,7 @@ def describe_run(run: Run, fit_max_n: int | None = None) -> str:
         f"replicas ({machine.get('mode', 'mode not recorded')}).",
         f"**Measured**: {first.get('measured', 'Locust Requests/s')} "
         f"(Locust entry `{first.get('throughput_row', 'Aggregated')}`).",
-        f"**Settings** (the same at every N): " +
+        "**Settings** (the same at every N): " +
         ", ".join(f"{k} = {v}" for k, v in settings.items() if k != "jvm_options") + ".",
         f"**Machine**: {machine.get('cpus', '?')} CPUs ({machine.get('cpu_model', '?')}), "
         f"{machine.get('memory_gib', '?')} GiB, host {machine.get('host', '?')}; "
