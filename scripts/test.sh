@@ -76,6 +76,13 @@ fi
 log "Java: cd services && mvn ${mvn_args[*]} $*"
 (cd "${HERALD_ROOT}/services" && mvn "${mvn_args[@]}" "$@") || failed+=("Maven build/tests (services/)")
 
+# Seconds-long Locust runs of each scenario against the real platform on free ports: they need
+# the jars Maven just built, hence after it (locust/README.md).
+if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
+  log "Python: Locust smoke runs (pytest -m smoke in locust/)"
+  (cd "$LOCUST_DIR" && "${VENV}/bin/python" -m pytest -q -m smoke) || failed+=("Locust smoke runs (locust/)")
+fi
+
 log "Kubernetes: chart checks (scripts/k8s/test-charts.sh)"
 bash "${HERALD_ROOT}/scripts/k8s/test-charts.sh" || failed+=("chart checks (charts/, scripts/k8s/test-charts.sh)")
 

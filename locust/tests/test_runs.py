@@ -193,3 +193,27 @@ def test_read_points_csv_names_the_missing_columns(tmp_path):
 
     with pytest.raises(RunFormatError, match="n and throughput"):
         read_points_csv(path)
+
+
+def test_load_run_reads_the_row_meta_json_names_as_throughput(tmp_path):
+    run_dir = write_run(tmp_path, {1: 1000.0, 2: 1900.0})
+    for n in (1, 2):
+        meta_path = run_dir / f"n={n}" / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        meta["throughput_row"] = "/v1/messages"   # the synthetic entry runs at 7x Aggregated
+        meta_path.write_text(json.dumps(meta))
+
+    run = load_run(run_dir)
+
+    assert [p.throughput for p in run.points] == pytest.approx([7000, 13300], rel=0.01)
+
+
+def test_load_run_names_a_throughput_row_the_history_lacks(tmp_path):
+    run_dir = write_run(tmp_path, {1: 1000.0})
+    meta_path = run_dir / "n=1" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["throughput_row"] = "provider deliveries"
+    meta_path.write_text(json.dumps(meta))
+
+    with pytest.raises(PlateauError, match="no rows named 'provider deliveries'.*csv-full-history"):
+        load_run(run_dir)

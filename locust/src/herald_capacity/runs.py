@@ -22,7 +22,10 @@ Layout (raw measurement data: read, never written here)::
       "ended_at": "2025-06-01T10:03:00Z"
     }
 
-Only ``n`` is required; the rest is reported, and differences between N in ``settings`` or
+Only ``n`` is required; ``throughput_row`` (optional) names the Locust stats entry whose
+``Requests/s`` is the throughput (default ``Aggregated``; the gateway scenario names its
+``provider deliveries`` entry, recorded with ``--csv-full-history``, so the HTTP requests that
+feed the queues do not count). The rest is reported, and differences between N in ``settings`` or
 ``git_revision`` become caveats (each N must see the same load per replica and the same code).
 
 The throughput of one N is the *saturation plateau* of Locust's ``Requests/s`` on the
@@ -286,8 +289,13 @@ def load_run(path: str | Path, settings: PlateauSettings | None = None) -> Run:
             raise RunFormatError(
                 f"{folder} must hold exactly one Locust {HISTORY_GLOB}, found "
                 f"{[h.name for h in histories] or 'none'}")
+        row = meta.get("throughput_row", AGGREGATED)
         try:
-            p = plateau(read_history(histories[0]), settings)
+            rows = read_history(histories[0], row)
+            if not rows and row != AGGREGATED:
+                raise PlateauError(f"{histories[0].name} has no rows named {row!r} (meta.json's "
+                                   f"throughput_row); was Locust run with --csv-full-history?")
+            p = plateau(rows, settings)
         except PlateauError as error:
             raise PlateauError(f"{folder}: {error}") from None
         measurements.append(Measurement(n, folder, meta, histories[0], p))

@@ -1,0 +1,156 @@
+"""MQTT devices: connect to the connection manager, receive pushes, acknowledge them, and report
+the end-to-end delivery latency (API accept to device receipt) as Locust stats.
+
+Each MqttDevice user is one registered device (the device contract in the project brief):
+MQTT CONNECT with client id = device id, username = app id, password = the per-device secret
+from the registration answer; SUBSCRIBE QoS 1 to apps/<app>/devices/<device>. paho-mqtt sends
+the PUBACK when the message callback returns (that is the device's receipt). For every push the
+device fires a request event, type MQTT, name "delivery (accept to device)", with response time
+= now - acceptedAt (epoch millis the dispatcher put in the payload). Connect and subscribe are
+entries of their own ("connect", "subscribe"), so refused connections show as failures.
+
+PushToDevices (FastHttpUser) sends unicast pushes to the devices (HERALD_MQTT_SEND_WAIT seconds
+between sends per user, default 0.5), so the scenario runs on its own.
+
+    locust -f scenarios/mqtt_devices.py --headless -u 20 -r 10 -t 1m --host http://DISPATCHER
+Environment: HERALD_MQTT_HOST / HERALD_MQTT_PORT (the CM's MQTT listener, default 127.0.0.1:1883),
+HERALD_MQTT_DEVICES (devices registered when the scenario provisions for itself, default 20),
+plus herald_load.scenario's. Latency needs the load generator's clock to agree with the
+dispatcher's (same machine, or NTP).
+"""
+
+import json
+import os
+import random
+import threading
+import time
+
+from gevent.event import Event
+import paho.mqtt.client as mqtt
+from locust import FastHttpUser, User, constant, events, task
+
+from herald_load.scenario import platform, provision_if_needed
+
+PLATFORM = platform()
+TOPIC = os.environ.get("HERALD_LOAD_TOPIC", "devices")
+MQTT_HOST = os.environ.get("HERALD_MQTT_HOST", "127.0.0.1")
+MQTT_PORT = int(os.environ.get("HERALD_MQTT_PORT", "1883"))
+SEND_WAIT = float(os.environ.get("HERALD_MQTT_SEND_WAIT", "0.5"))
+DELIVERY = "delivery (accept to device)"
+_devices = {"next": None, "lock": threading.Lock()}
+
+
+@events.test_start.add_listener
+def provision(environment, **_):
+    made = provision_if_needed(PLATFORM, environment.host, fcm_devices=0, topic=TOPIC,
+                               mqtt_devices=int(os.environ.get("HERALD_MQTT_DEVICES", "20")))
+    _devices["next"] = iter(made.mqtt_devices)
+
+
+def _take_device():
+    with _devices["lock"]:
+        return next(_devices["next"], None)
+
+
+class MqttDevice(User):
+    """One device holding one MQTT connection (weight so it outnumbers the senders)."""
+
+    weight = 4
+    wait_time = constant(1)
+
+    def on_start(self):
+        self.device = _take_device()
+        if self.device is None:
+            raise RuntimeError("more MqttDevice users than provisioned MQTT devices: raise "
+                               "HERALD_MQTT_DEVICES or lower -u")
+        fire = self.environment.events.request.fire
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.device["clientId"],
+                             clean_session=True, protocol=mqtt.MQTTv311)
+        client.username_pw_set(self.device["username"], self.device["password"])
+        connected, subscribed = Event(), Event()
+        outcome = {}
+
+        def on_subscribe(_client, _userdata, _mid, reason_codes, _properties):
+            outcome["granted"] = reason_codes
+            subscribed.set()
+
+        def on_connect(_client, _userdata, _flags, reason, _properties):
+            outcome["reason"] = reason
+            connected.set()
+
+        def on_message(_client, _userdata, message):
+            received = time.time() * 1000.0
+            try:
+                payload = json.loads(message.payload)
+                latency = received - float(payload["acceptedAt"])
+                error = None
+            except (ValueError, KeyError, TypeError) as problem:
+                latency, error = 0.0, problem
+            fire(request_type="MQTT", name=DELIVERY, response_time=max(latency, 0.0),
+                 response_length=len(message.payload), exception=error, context={})
+
+        client.on_connect = on_connect
+        client.on_subscribe = on_subscribe
+        client.on_message = on_message
+        started = time.perf_counter()
+        try:
+            client.connect(MQTT_HOST, MQTT_PORT, keepalive=60)
+            client.loop_start()
+            if not connected.wait(10):
+                raise TimeoutError("no CONNACK within 10 s")
+            if outcome["reason"].is_failure:
+                raise ConnectionRefusedError(f"CONNACK {outcome['reason']}")
+        except Exception as error:  # noqa: BLE001 (reported as a failed connect)
+            fire(request_type="MQTT", name="connect", response_time=(time.perf_counter() - started) * 1000,
+                 response_length=0, exception=error, context={})
+            client.loop_stop()
+            raise
+        fire(request_type="MQTT", name="connect", response_time=(time.perf_counter() - started) * 1000,
+             response_length=0, exception=None, context={})
+        started = time.perf_counter()
+        result, _mid = client.subscribe(self.device["topic"], qos=1)
+        error = None if result == mqtt.MQTT_ERR_SUCCESS else RuntimeError(mqtt.error_string(result))
+        if error is None and not subscribed.wait(10):
+            error = TimeoutError("no SUBACK within 10 s")
+        elif error is None and any(code.is_failure for code in outcome["granted"]):
+            error = PermissionError(f"SUBACK refused: {outcome['granted']}")
+        fire(request_type="MQTT", name="subscribe", response_time=(time.perf_counter() - started) * 1000,
+             response_length=0, exception=error, context={})
+        self.client = client
+
+    @task
+    def stay_connected(self):
+        """Messages arrive on paho's network loop; the task only keeps the user alive."""
+
+    def on_stop(self):
+        client = getattr(self, "client", None)
+        if client is not None:
+            client.disconnect()
+            client.loop_stop()
+
+
+class PushToDevices(FastHttpUser):
+    """Unicast pushes to random provisioned MQTT devices."""
+
+    weight = 1
+
+    def __init__(self, environment):
+        self.host = PLATFORM.next_dispatcher(environment.host)
+        super().__init__(environment)
+
+    def wait_time(self):
+        return SEND_WAIT
+
+    @task
+    def push(self):
+        app = PLATFORM.provisioned
+        device = random.choice(app.mqtt_devices)["device"]
+        with self.client.post(f"/v1/apps/{app.app}/messages", name="send to mqtt device",
+                              headers={"Authorization": f"Bearer {app.api_key}"},
+                              json={"to": {"devices": [device]}, "title": "Load",
+                                    "body": "mqtt", "data": {"scenario": "mqtt_devices"}},
+                              catch_response=True) as response:
+            if response.status_code == 202:
+                response.success()
+            else:
+                response.failure(f"HTTP {response.status_code}")

@@ -1,0 +1,105 @@
+"""``python -m herald_load``: scale-out runs and their report.
+
+    python -m herald_load scale-out runs/<run-id> --service gateway --max-n 4      # local
+    python -m herald_load scale-out runs/<run-id> --n 5                             # one more N
+    python -m herald_load scale-out runs/<run-id> --mode kubernetes --namespace herald ...
+    python -m herald_load report runs/<run-id> --target 1500                       # notebook -> HTML
+
+A run folder that already holds complete N are skipped (resume). ``report`` executes the
+scale-out notebook headless (nbconvert) into ``<run>/report/scale-out.html`` and writes the
+capacity package's own report (HTML + JSON) beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .scaleout import SCENARIOS, ScaleOutSettings, run_local
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m herald_load",
+                                     description="Herald scale-out runs and capacity report.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("scale-out", help="measure a service at N = 1..K replicas")
+    run.add_argument("run_dir", type=Path, help="run folder (created; complete N are skipped)")
+    run.add_argument("--service", choices=sorted(SCENARIOS), default="gateway")
+    which = run.add_mutually_exclusive_group()
+    which.add_argument("--max-n", type=int, default=4, help="measure N = 1..MAX_N (default 4)")
+    which.add_argument("--n", type=int, action="append", help="measure exactly these N (repeatable)")
+    run.add_argument("--mode", choices=["local", "kubernetes"], default="local")
+    defaults = ScaleOutSettings()
+    run.add_argument("--duration", type=int, default=defaults.duration_s, metavar="SECONDS",
+                     help="Locust run per N (default %(default)s)")
+    run.add_argument("--max-in-flight", type=int, default=defaults.max_in_flight,
+                     help="gateway: provider requests in flight per replica (default %(default)s)")
+    run.add_argument("--sandbox-latency-ms", type=int, default=defaults.sandbox_latency_ms)
+    run.add_argument("--devices", type=int, default=defaults.devices,
+                     help="devices subscribed to the load topic (default %(default)s)")
+    run.add_argument("--backlog-per-replica", type=int, default=defaults.backlog_per_replica)
+    run.add_argument("--users-per-replica", type=int, default=defaults.users_per_replica,
+                     help="dispatcher: sender users per replica (default %(default)s)")
+    kube = run.add_argument_group("kubernetes mode (see locust/README.md)")
+    kube.add_argument("--namespace", default="herald")
+    kube.add_argument("--deployment", default=None,
+                      help="Deployment to scale (default herald-<service>)")
+    kube.add_argument("--dispatcher-url", default="http://herald-dispatcher:8080",
+                      help="dispatcher URL as seen from inside the cluster")
+    kube.add_argument("--sandbox-url", default="http://herald-provider-sandbox:9090",
+                      help="provider sandbox URL as seen from inside the cluster")
+    kube.add_argument("--admin-secret", default="herald-admin",
+                      help="Secret with key admin-token (the dispatcher's admin token)")
+    kube.add_argument("--locust-image", default="locustio/locust:2.47.0")
+
+    report = sub.add_parser("report", help="execute the scale-out notebook into an HTML report")
+    report.add_argument("run_dir", type=Path)
+    report.add_argument("--target", type=float, action="append", default=[],
+                        help="throughput to find replicas for (repeatable)")
+    report.add_argument("--predict", type=int, default=None,
+                        help="N to predict (and compare with the measurement if one exists)")
+    report.add_argument("--fit-max-n", type=int, default=None,
+                        help="fit only N <= this (e.g. fit 1..4 and check the prediction at 5)")
+    report.add_argument("--warmup", type=float, default=90.0, metavar="SECONDS",
+                        help="plateau: seconds skipped after full load is reached (default "
+                             "%(default)s; cold replicas need it)")
+    report.add_argument("--out", type=Path, default=None,
+                        help="report folder (default <run_dir>/report)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "report":
+        from .notebook import execute_report
+        out = execute_report(args.run_dir, out_dir=args.out, targets=args.target,
+                             predict=args.predict, fit_max_n=args.fit_max_n,
+                             warmup_s=args.warmup)
+        print(f"report: {out}")
+        return 0
+    replicas = sorted(set(args.n)) if args.n else list(range(1, args.max_n + 1))
+    settings = ScaleOutSettings(service=args.service, duration_s=args.duration,
+                                sandbox_latency_ms=args.sandbox_latency_ms,
+                                max_in_flight=args.max_in_flight, devices=args.devices,
+                                backlog_per_replica=args.backlog_per_replica,
+                                users_per_replica=args.users_per_replica)
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    if args.mode == "local":
+        run_local(args.run_dir, replicas, settings, say=say)
+    else:
+        from .kube import KubeTarget, run_kubernetes
+        target = KubeTarget(namespace=args.namespace,
+                            deployment=args.deployment or f"herald-{args.service}",
+                            dispatcher_url=args.dispatcher_url, sandbox_url=args.sandbox_url,
+                            admin_secret=args.admin_secret, image=args.locust_image)
+        run_kubernetes(args.run_dir, replicas, settings, target, say=say)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
