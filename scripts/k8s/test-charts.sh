@@ -151,9 +151,9 @@ check "skaffold.yaml validates against skaffold's schema" \
 phase "images: Jib builds the service images (jib:buildTar)"
 mvn_flags=(-B -q)
 [[ "${CI:-}" != true ]] || mvn_flags+=(--no-transfer-progress)
-if (cd "${HERALD_ROOT}/services" && mvn "${mvn_flags[@]}" -pl dispatcher,gateway,provider-sandbox -am package jib:buildTar \
+if (cd "${HERALD_ROOT}/services" && mvn "${mvn_flags[@]}" -pl dispatcher,gateway,provider-sandbox,connection-manager -am package jib:buildTar \
   -DskipTests -Djib.from.image=scratch >"${WORK}/jib.log" 2>&1); then
-  for module in dispatcher gateway provider-sandbox; do
+  for module in dispatcher gateway provider-sandbox connection-manager; do
     check "image herald-${module}: user 65532, java entrypoint" "$PY" -c '
 import json, sys, tarfile
 with tarfile.open(sys.argv[1]) as t:
