@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.hivemq.client.mqtt.mqtt3.Mqtt3AsyncClient;
 import com.hivemq.client.mqtt.mqtt5.message.disconnect.Mqtt5DisconnectReasonCode;
+import dev.herald.testsupport.MetricsScrape;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
