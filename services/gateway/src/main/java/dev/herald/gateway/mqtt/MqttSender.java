@@ -14,6 +14,7 @@ import dev.herald.registry.app.App;
 import dev.herald.registry.mqtt.MqttOutbox;
 import dev.herald.registry.status.Outcome;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -51,12 +52,8 @@ public final class MqttSender implements ProviderSender {
         MqttOutbox.Entry entry = new MqttOutbox.Entry(message.messageId(), payload(message), message.expiresAt().toEpochMilli());
         return Mono.fromFuture(() -> outbox.put(message.appId(), deviceId, entry, message.collapseKey())
                 .thenCompose(placement -> {
-                    CompletableFuture<?> replaced = CompletableFuture.allOf(
-                            placement.collapsed().stream().map(id -> outbox.settle(message.appId(), deviceId, id,
-                                    Outcome.failed("COLLAPSED", false))).toArray(CompletableFuture[]::new));
-                    CompletableFuture<?> evicted = CompletableFuture.allOf(
-                            placement.evicted().stream().map(id -> outbox.settle(message.appId(), deviceId, id,
-                                    Outcome.failed("OFFLINE_STORE_FULL", false))).toArray(CompletableFuture[]::new));
+                    CompletableFuture<?> replaced = failAll(message.appId(), deviceId, placement.collapsed(), "COLLAPSED");
+                    CompletableFuture<?> evicted = failAll(message.appId(), deviceId, placement.evicted(), "OFFLINE_STORE_FULL");
                     CompletableFuture<Void> notified = placement.node()
                             .map(node -> notifyNode(node, new MqttDelivery(message.appId(), deviceId, message.messageId(),
                                     entry.payload(), entry.expiresAt())))
@@ -64,6 +61,13 @@ public final class MqttSender implements ProviderSender {
                     return CompletableFuture.allOf(replaced, evicted, notified);
                 }))
                 .thenReturn(ProviderResponse.HANDED_OFF);
+    }
+
+    /** Settles the messages the box dropped for this device as failed with {@code reason}. */
+    private CompletableFuture<Void> failAll(String appId, String deviceId, List<String> messageIds, String reason) {
+        return CompletableFuture.allOf(messageIds.stream()
+                .map(id -> outbox.settle(appId, deviceId, id, Outcome.failed(reason, false)))
+                .toArray(CompletableFuture[]::new));
     }
 
     /**
