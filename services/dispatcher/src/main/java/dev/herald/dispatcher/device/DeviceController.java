@@ -4,6 +4,7 @@ import static dev.herald.dispatcher.Futures.await;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.herald.contract.Channel;
+import dev.herald.contract.MqttDelivery;
 import dev.herald.dispatcher.Ids;
 import dev.herald.dispatcher.auth.AppApi;
 import dev.herald.dispatcher.auth.AuthenticatedApp;
@@ -51,11 +52,12 @@ public class DeviceController {
     public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt,
                                  MqttAccess mqtt) {
         static DeviceResponse of(Device device, MqttCredentials credentials) {
-            MqttAccess mqtt = device.channel() == Channel.mqtt
+            boolean viaMqtt = device.channel() == Channel.mqtt;
+            MqttAccess mqtt = viaMqtt
                     ? new MqttAccess(device.deviceId(), device.appId(), credentials.password(device.appId(), device.deviceId()),
-                            "apps/" + device.appId() + "/devices/" + device.deviceId())
+                            MqttDelivery.deviceTopic(device.appId(), device.deviceId()))
                     : null;
-            return new DeviceResponse(device.deviceId(), device.channel(), device.channel() == Channel.mqtt ? null : device.token(),
+            return new DeviceResponse(device.deviceId(), device.channel(), viaMqtt ? null : device.token(),
                     device.topics().stream().sorted().toList(), device.updatedAt(), mqtt);
         }
     }
