@@ -19,6 +19,7 @@ import dev.herald.registry.status.MessageStatus;
 import dev.herald.registry.status.MessageStatusStore;
 import dev.herald.registry.status.Outcome;
 import dev.herald.sandbox.ProviderSandbox;
+import dev.herald.sandbox.faults.FaultsUpdate;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
 import dev.herald.testsupport.MetricsScrape;
@@ -296,20 +297,34 @@ class GatewayDeliveryTests {
 
     @Test
     void aHighPriorityPushOvertakesABulkBacklog() {
-        String appId = newApp();
-        List<Target> bulk = IntStream.range(0, 1_500).mapToObj(i -> new Target(Channel.fcm, "bulk-" + i + "-" + id(), null)).toList();
-        List<String> bulkIds = new ArrayList<>();
-        for (int i = 0; i < bulk.size(); i += 500) {
-            bulkIds.add(publish(batch(appId, id(), Priority.normal, Instant.now().plusSeconds(600), bulk.subList(i, i + 500))));
-        }
-        await().atMost(Duration.ofSeconds(30)).until(() -> status.find(bulkIds.get(0)).join().orElseThrow().sent() > 0);
-        String urgent = publish(batch(appId, id(), Priority.high, Instant.now().plusSeconds(600),
-                List.of(new Target(Channel.fcm, "urgent-" + id(), null))));
+        // Every target of a consumed batch waits for one of the 16 in-flight permits at once. Were
+        // the permits handed out first come, first served, the urgent target would queue behind all
+        // of the first bulk batch and finish after it. With 50 ms per provider answer that batch
+        // needs at least 500 / 16 * 50 ms = 1.6 s however fast the machine, so the comparison of
+        // completion times below does not depend on how quickly this machine drains the backlog.
+        sandbox.faults().update(new FaultsUpdate(50L, null, null, null, null));
+        try {
+            String appId = newApp();
+            List<Target> bulk = IntStream.range(0, 1_500).mapToObj(i -> new Target(Channel.fcm, "bulk-" + i + "-" + id(), null)).toList();
+            List<String> bulkIds = new ArrayList<>();
+            for (int i = 0; i < bulk.size(); i += 500) {
+                bulkIds.add(publish(batch(appId, id(), Priority.normal, Instant.now().plusSeconds(600), bulk.subList(i, i + 500))));
+            }
+            await().pollInterval(Duration.ofMillis(10)).atMost(Duration.ofSeconds(30))
+                    .until(() -> status.find(bulkIds.get(0)).join().orElseThrow().sent() > 0);
+            String urgent = publish(batch(appId, id(), Priority.high, Instant.now().plusSeconds(600),
+                    List.of(new Target(Channel.fcm, "urgent-" + id(), null))));
 
-        awaitCompleted(urgent);
-        long bulkPending = bulkIds.stream().mapToLong(id -> status.find(id).join().orElseThrow().pending()).sum();
-        assertThat(bulkPending).as("bulk targets still pending when the urgent push was sent").isGreaterThan(500);
-        bulkIds.forEach(this::awaitCompleted);
+            MessageStatus urgentDone = awaitCompleted(urgent);
+            List<MessageStatus> bulkDone = bulkIds.stream().map(this::awaitCompleted).toList();
+            assertThat(urgentDone.sent()).isEqualTo(1);
+            assertThat(bulkDone).allSatisfy(done -> assertThat(done.sent()).isEqualTo(500));
+            assertThat(urgentDone.completedAt())
+                    .as("the urgent push, sent while the first bulk batch was being delivered, finished before that batch")
+                    .isBefore(bulkDone.get(0).completedAt());
+        } finally {
+            sandbox.faults().restore();
+        }
     }
 
     @Test
