@@ -85,6 +85,8 @@ class ControlApiTests {
         SandboxHttp.Response response = http.get("/sandbox/apns-certificate.pem");
 
         assertThat(response.status()).isEqualTo(200);
+        // One request per HTTP/1.1 connection: see server.netty.max-keep-alive-requests in provider-sandbox.yaml.
+        assertThat(response.header("connection")).isEqualTo("close");
         assertThat(response.body()).startsWith("-----BEGIN CERTIFICATE-----");
         assertThat(Files.readString(sandbox.apnsCertificate())).isEqualTo(response.body());
     }
