@@ -5,8 +5,14 @@ import java.util.regex.Pattern;
 
 /** The shapes of identifiers the API accepts; anything else is refused with 400 before it reaches Redis. */
 public final class Ids {
-    /** App and device ids. */
-    public static final String ID = "[A-Za-z0-9._:-]{1,128}";
+    /**
+     * App ids. No ':': Redis keys are built as {@code <kind>:<appId>:<rest>} (devices, topics,
+     * idempotency keys), and only an app id without ':' makes such a key name one app. Were ':'
+     * allowed, app "a" registering device "b:c" would write the key of app "a:b"'s device "c".
+     */
+    public static final String APP_ID = "[A-Za-z0-9._-]{1,128}";
+    /** Device ids; ':' is allowed (MAC addresses, URNs) because it follows the app id in every key. */
+    public static final String DEVICE_ID = "[A-Za-z0-9._:-]{1,128}";
     /** Topic names, as FCM accepts them. */
     public static final String TOPIC = "[A-Za-z0-9_.~%-]{1,100}";
     /** Provider tokens: printable ASCII without spaces. */
@@ -16,7 +22,8 @@ public final class Ids {
     /** Message ids as issued (UUID). */
     public static final String MESSAGE_ID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 
-    private static final Pattern ID_PATTERN = Pattern.compile(ID);
+    private static final Pattern APP_ID_PATTERN = Pattern.compile(APP_ID);
+    private static final Pattern DEVICE_ID_PATTERN = Pattern.compile(DEVICE_ID);
     private static final Pattern TOPIC_PATTERN = Pattern.compile(TOPIC);
     private static final Pattern MESSAGE_ID_PATTERN = Pattern.compile(MESSAGE_ID);
 
@@ -24,11 +31,11 @@ public final class Ids {
     }
 
     public static String appId(String value) {
-        return check("appId", value, ID_PATTERN, ID);
+        return check("appId", value, APP_ID_PATTERN, APP_ID);
     }
 
     public static String deviceId(String value) {
-        return check("deviceId", value, ID_PATTERN, ID);
+        return check("deviceId", value, DEVICE_ID_PATTERN, DEVICE_ID);
     }
 
     public static String topic(String value) {

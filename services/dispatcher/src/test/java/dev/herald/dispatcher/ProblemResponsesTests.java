@@ -114,6 +114,12 @@ class ProblemResponsesTests extends DispatcherIntegrationTest {
         Api.Response create = api().json("POST", "/v1/apps", ADMIN_TOKEN, Map.of("id", "bad id", "name", "n"));
         assertProblem(create, 400);
         assertThat(firstField(create)).isEqualTo("id");
+        // ':' would let app "a" with device "b:c" and app "a:b" with device "c" share a Redis key.
+        Api.Response colon = api().json("POST", "/v1/apps", ADMIN_TOKEN, Map.of("id", app.id() + ":x", "name", "n"));
+        assertProblem(colon, 400);
+        assertThat(firstField(colon)).isEqualTo("id");
+        assertThat(api().json("PUT", "/v1/apps/" + app.id() + "/devices/aa:bb:cc:dd:ee:ff", app.key(),
+                Map.of("channel", "fcm", "token", "t")).status()).as("a device id with ':' (a MAC address)").isLessThan(300);
         assertProblem(api().json("PUT", "/v1/apps/" + app.id() + "/devices/" + "d".repeat(129), app.key(),
                 Map.of("channel", "fcm", "token", "t")), 400);
         assertProblem(api().call("PUT", "/v1/apps/" + app.id() + "/devices/d1/topics/" + "t".repeat(101), app.key(), null, null), 400);

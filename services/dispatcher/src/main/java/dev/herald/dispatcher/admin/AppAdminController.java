@@ -39,7 +39,7 @@ public class AppAdminController {
     private static final Logger log = LoggerFactory.getLogger(AppAdminController.class);
 
     public record CreateApp(
-            @NotNull(message = "is required") @Pattern(regexp = Ids.ID, message = "must match " + Ids.ID) String id,
+            @NotNull(message = "is required") @Pattern(regexp = Ids.APP_ID, message = "must match " + Ids.APP_ID) String id,
             @NotBlank(message = "is required") @Size(max = 200, message = "must be at most 200 characters") String name) {
     }
 

@@ -26,7 +26,7 @@ import org.springframework.web.servlet.HandlerMapping;
  * The app and its key hashes come from {@link AppCache}, so a valid request costs no Redis round trip.
  */
 public final class AuthInterceptor implements HandlerInterceptor {
-    private static final Pattern APP_ID = Pattern.compile(dev.herald.dispatcher.Ids.ID);
+    private static final Pattern APP_ID = Pattern.compile(dev.herald.dispatcher.Ids.APP_ID);
 
     private final AdminToken adminToken;
     private final AppCache apps;

@@ -33,7 +33,7 @@ public record SendRequest(
     public record To(
             List<@NotNull(message = "must not be null") @Valid TokenTarget> tokens,
             List<@NotNull(message = "must not be null")
-                    @Pattern(regexp = Ids.ID, message = "must match " + Ids.ID) String> devices,
+                    @Pattern(regexp = Ids.DEVICE_ID, message = "must match " + Ids.DEVICE_ID) String> devices,
             @Pattern(regexp = Ids.TOPIC, message = "must match " + Ids.TOPIC) String topic) {
     }
 
