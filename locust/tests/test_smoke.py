@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from herald_load.local import LocalPlatform, repository_root, service_jar
+from herald_load.local import LocalPlatform
+from herald_load.processes import repository_root, service_jar
 
 pytestmark = pytest.mark.smoke
 

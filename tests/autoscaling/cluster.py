@@ -14,7 +14,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from procs import Proc, free_port, port_open, wait_until
+from herald_load.processes import ChildProcess, free_port, port_open, wait_until
 
 
 def run(command: list[str], **kwargs) -> str:
@@ -164,8 +164,8 @@ class Keda:
     work: Path
     kube: Kube
     netns: NetNs
-    operator: Proc | None = None
-    adapter: Proc | None = None
+    operator: ChildProcess | None = None
+    adapter: ChildProcess | None = None
 
     ADAPTER_PORT = 6443
     NAMESPACE = "keda"
@@ -185,7 +185,7 @@ class Keda:
         env = {"KUBECONFIG": str(self.kube.kubeconfig), "WATCH_NAMESPACE": "", "POD_NAMESPACE": self.NAMESPACE,
                "KEDA_CLUSTER_OBJECT_NAMESPACE": self.NAMESPACE, "KEDA_HTTP_DEFAULT_TIMEOUT": "3000"}
         grpc_port, health_port = free_port(), free_port()
-        self.operator = Proc("keda-operator", [
+        self.operator = ChildProcess("keda-operator", [
             str(self.bin / "keda-operator"), "--leader-elect=false", "--zap-log-level=info", "--zap-encoder=console",
             f"--metrics-bind-address=127.0.0.1:{free_port()}", f"--health-probe-bind-address=127.0.0.1:{health_port}",
             f"--metrics-service-bind-address={self.netns.host_ip}:{grpc_port}", f"--cert-dir={certs}",
@@ -193,7 +193,7 @@ class Keda:
         self.operator.await_ready(lambda: port_open(self.netns.host_ip, grpc_port), 120)
 
         kubeconfig = str(self.kube.kubeconfig)
-        self.adapter = Proc("keda-adapter", [
+        self.adapter = ChildProcess("keda-adapter", [
             *self.netns.exec_prefix(), str(self.bin / "keda-adapter"),
             f"--secure-port={self.ADAPTER_PORT}", f"--bind-address={self.netns.ns_ip}",
             f"--cert-dir={certs}", f"--tls-cert-file={certs / 'tls.crt'}", f"--tls-private-key-file={certs / 'tls.key'}",

@@ -1,10 +1,16 @@
 """The scenario's helper modules sit beside the test; put their folder on the import path."""
 
+import importlib.util
 import signal
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# The platform's launcher is locust/'s herald_load package (scripts/k8s/test-keda.sh installs it).
+if importlib.util.find_spec("herald_load") is None:
+    raise ImportError("herald_load is not installed in this venv: pip install --no-deps -e locust "
+                      "(scripts/k8s/test-keda.sh does)")
 
 
 def _stop_on_sigterm(signum, frame):

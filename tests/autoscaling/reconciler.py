@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from procs import Proc, free_port
+from herald_load.processes import ChildProcess, free_port
 
 
 @dataclass
 class Replica:
     name: str
-    proc: Proc
+    proc: ChildProcess
     started: float
     stopping_since: float | None = None
     exit_status: int | None = None
@@ -63,13 +63,14 @@ class GatewayReconciler:
             for replica in list(self.running):
                 if not replica.proc.alive():  # a gateway must not die by itself
                     self.running.remove(replica)
-                    replica.exit_status = replica.proc.popen.returncode
+                    replica.exit_status = replica.proc.returncode
                     self.finished.append(replica)
                     self.errors.append(f"{replica.name} exited by itself with {replica.exit_status}: {replica.proc.tail(10)}")
             while len(self.running) < wanted:
                 self._count += 1
                 name = f"gateway-{self._count}"
-                proc = Proc(name, self.command(free_port()), self.logs / f"{name}.log", env=self.env)
+                port = free_port()
+                proc = ChildProcess(name, self.command(port), self.logs / f"{name}.log", env=self.env, port=port)
                 self.running.append(Replica(name, proc, time.time()))
                 self.events.append((time.monotonic(), "start", name))
             while len(self.running) > wanted:
@@ -80,7 +81,7 @@ class GatewayReconciler:
                 self.events.append((time.monotonic(), "sigterm", replica.name))
             for replica in list(self.stopping):
                 if not replica.proc.alive():
-                    replica.exit_status = replica.proc.popen.returncode
+                    replica.exit_status = replica.proc.returncode
                     replica.stopped = time.time()
                     self.stopping.remove(replica)
                     self.finished.append(replica)

@@ -26,8 +26,9 @@ from pathlib import Path
 import pytest
 
 from cluster import Keda, Kube, NetNs, ControlPlane, make_ca, make_cert, run
-from herald_platform import Platform, Rabbit, Redis, http, java25
-from procs import wait_until
+from herald_load.local import LocalPlatform
+from herald_load.processes import wait_until
+from herald_load.servers import RabbitMQ, http_json
 from reconciler import GatewayReconciler
 from timeline import Recorder, Sample, plot, write_csv
 
@@ -56,6 +57,10 @@ HPA_SYNC_PERIOD = "1s"      # kube-controller-manager's HPA loop (default 15s)
 # the sandbox answers after LATENCY_MS and each replica has MAX_IN_FLIGHT requests out, so a
 # replica drains about MAX_IN_FLIGHT * 1000 / LATENCY_MS messages (single-target sends) a second.
 LATENCY_MS = 500
+# Heaps as the scenario has always run with; the gateways JIT-compile with C1 only, so that a
+# replica a scale-up adds is ready sooner.
+JVM_OPTIONS = ("-Xmx512m",)
+GATEWAY_JVM_OPTIONS = ("-Xmx384m", "-XX:TieredStopAtLevel=1")
 MAX_IN_FLIGHT = 4
 PREFETCH = 50               # per consumer: a replica holds up to 2 * PREFETCH unacked batches
 CONSUMERS = 2
@@ -65,7 +70,7 @@ BACKLOG = 1200              # single-target sends
 HIGH = int(VALUE * (MAX_REPLICAS - 1) * 1.1)
 
 # Lag allowed between the queue changing and the HPA's desired replicas following: KEDA's poll,
-# RabbitMQ's statistics interval (1 s here), the HPA's sync period, plus a loaded 2-core machine.
+# RabbitMQ's queue counts (refreshed about every 5 s), the HPA's sync period, plus a loaded 2-core machine.
 LAG = 12
 
 
@@ -110,15 +115,15 @@ def helm_values() -> dict:
     }
 
 
-def secrets(rabbit: Rabbit, platform: Platform) -> list[dict]:
+def secrets(platform: LocalPlatform) -> list[dict]:
     """What charts/push-platform would create: KEDA's TriggerAuthentication reads the first."""
     def secret(name: str, data: dict[str, str]) -> dict:
         return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NAMESPACE},
                 "type": "Opaque", "stringData": data}
 
     return [
-        secret(RABBIT_SECRET, {"host": "127.0.0.1", "port": str(rabbit.port), "username": Rabbit.USER,
-                               "password": Rabbit.PASSWORD, "management-uri": rabbit.management_url}),
+        secret(RABBIT_SECRET, {"host": "127.0.0.1", "port": str(platform.rabbit.port), "username": RabbitMQ.USER,
+                               "password": RabbitMQ.PASSWORD, "management-uri": platform.rabbit.management_url}),
         secret("herald-redis", {"redis-uri": platform.redis.uri}),
         secret("herald-app", {"crypto-key": platform.crypto_key}),
     ]
@@ -172,21 +177,18 @@ def execute(scenario: Scenario) -> dict:
     scenario.later(keda.stop)
     keda.start()
 
-    rabbit = Rabbit(out)
-    scenario.later(rabbit.stop)
-    redis = Redis(out)
-    scenario.later(redis.stop)
-    platform = Platform(ROOT, out, java25(), rabbit, redis)
-    scenario.later(platform.stop)
-    platform.start_sandbox(LATENCY_MS)
-    platform.start_dispatcher()
+    platform = LocalPlatform(out, sandbox_latency_ms=LATENCY_MS, jvm_options=JVM_OPTIONS, root=ROOT)
+    scenario.later(platform.close)
+    platform.start_infrastructure()
+    platform.start_dispatchers(1)
+    rabbit, sandbox = platform.rabbit, platform.sandbox
     app_key = create_app(platform)
     setup_seconds = time.monotonic() - started
 
     values = out / "values.json"
     values.write_text(json.dumps(helm_values(), indent=2))
     kube.kubectl("create", "namespace", NAMESPACE)
-    kube.apply(secrets(rabbit, platform))
+    kube.apply(secrets(platform))
     # A copy of the charts: `helm dependency build` (the library chart) writes into the chart folder.
     charts = out / "charts"
     shutil.copytree(ROOT / "charts", charts)
@@ -203,8 +205,8 @@ def execute(scenario: Scenario) -> dict:
 
     reconciler = GatewayReconciler(
         replicas_wanted=lambda: deployment()["status"].get("replicas", 0),
-        command=lambda port: platform.gateway_command(port),
-        env={**release_config(kube), **platform.gateway_env()}, logs=out / "logs").start()
+        command=lambda port: platform.gateway_command(port, jvm_options=GATEWAY_JVM_OPTIONS),
+        env={**release_config(kube), **platform.service_env()}, logs=out / "logs").start()
     scenario.later(reconciler.stop)
 
     def probe(t: float) -> Sample:
@@ -218,7 +220,7 @@ def execute(scenario: Scenario) -> dict:
                       external_metric=quantity(metric[0]["value"]) if metric else float("nan"),
                       desired=status.get("desiredReplicas", 0), current=status.get("currentReplicas", 0),
                       deployment=deployment()["status"].get("replicas", 0), processes=reconciler.processes(),
-                      delivered=platform.sandbox_api("GET", "/sandbox/stats")[1].get("accepted", 0))
+                      delivered=sandbox.stats().get("accepted", 0))
 
     recorder = Recorder(probe).start()
     scenario.later(recorder.stop)
@@ -229,7 +231,7 @@ def execute(scenario: Scenario) -> dict:
     marks.append((recorder.now(), f"{BACKLOG} accepted (202)"))
 
     def drained() -> bool:
-        accepted = platform.sandbox_api("GET", "/sandbox/stats")[1].get("accepted", 0)
+        accepted = sandbox.stats().get("accepted", 0)
         return accepted >= BACKLOG and rabbit.queue(QUEUE).get("messages", 1) == 0
 
     wait_until(drained, 600, "the backlog drained", interval=1)
@@ -275,19 +277,19 @@ def execute(scenario: Scenario) -> dict:
 
 # ------------------------------------------------------------------ helpers of the run
 
-def create_app(platform: Platform) -> str:
-    status, body = platform.api("POST", "/v1/apps", {"id": "scale", "name": "Autoscaling scenario"})
+def create_app(platform: LocalPlatform) -> str:
+    status, body = platform.dispatcher_api("POST", "/v1/apps", {"id": "scale", "name": "Autoscaling scenario"})
     assert status == 201, f"create app: {status} {body}"
     key = body["apiKey"]["key"]
-    _, demo = platform.sandbox_api("GET", "/sandbox/demo-credentials")
-    status, body = platform.api("PUT", "/v1/apps/scale/credentials/fcm", {"serviceAccount": demo["fcm"]["serviceAccount"]})
+    _, demo = platform.sandbox.api("GET", "/sandbox/demo-credentials")
+    status, body = platform.dispatcher_api("PUT", "/v1/apps/scale/credentials/fcm", {"serviceAccount": demo["fcm"]["serviceAccount"]})
     assert status == 204, f"FCM credentials: {status} {body}"
     return key
 
 
-def publish_backlog(platform: Platform, key: str) -> list[str]:
+def publish_backlog(platform: LocalPlatform, key: str) -> list[str]:
     def send(i: int) -> str:
-        status, body = platform.api("POST", "/v1/apps/scale/messages",
+        status, body = platform.dispatcher_api("POST", "/v1/apps/scale/messages",
                                     {"to": {"tokens": [{"channel": "fcm", "token": f"scale-{i}"}]},
                                      "title": "Backlog", "body": f"message {i}", "priority": "normal"}, token=key)
         assert status == 202, f"send {i}: {status} {body}"
@@ -297,9 +299,9 @@ def publish_backlog(platform: Platform, key: str) -> list[str]:
         return list(pool.map(send, range(BACKLOG)))
 
 
-def message_statuses(platform: Platform, key: str, ids: list[str]) -> list[dict]:
+def message_statuses(platform: LocalPlatform, key: str, ids: list[str]) -> list[dict]:
     def get(message_id: str) -> dict:
-        return platform.api("GET", f"/v1/apps/scale/messages/{message_id}", token=key)[1]
+        return platform.dispatcher_api("GET", f"/v1/apps/scale/messages/{message_id}", token=key)[1]
 
     def all_done() -> list[dict] | None:
         with ThreadPoolExecutor(8) as pool:
@@ -313,9 +315,9 @@ def message_statuses(platform: Platform, key: str, ids: list[str]) -> list[dict]
             return list(pool.map(get, ids))
 
 
-def token_counts(platform: Platform, n: int) -> dict[str, int]:
+def token_counts(platform: LocalPlatform, n: int) -> dict[str, int]:
     def received(i: int) -> int:
-        body = platform.sandbox_api("GET", f"/sandbox/received?token=scale-{i}")[1]
+        body = platform.sandbox.api("GET", f"/sandbox/received?token=scale-{i}")[1]
         return int(body.get("fcm", 0))
 
     with ThreadPoolExecutor(8) as pool:
@@ -325,8 +327,7 @@ def token_counts(platform: Platform, n: int) -> dict[str, int]:
 
 
 def gateway_ready(proc) -> bool:
-    port = next(int(a.split("=", 1)[1]) for a in proc.popen.args if a.startswith("--server.port="))
-    return http("GET", f"http://127.0.0.1:{port}/actuator/health/readiness", timeout=2)[0] == 200
+    return http_json("GET", f"http://127.0.0.1:{proc.port}/actuator/health/readiness", timeout=2)[0] == 200
 
 
 def release_config(kube: Kube) -> dict[str, str]:

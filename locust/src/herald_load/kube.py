@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from .machine import git_revision
-from .local import repository_root
+from .processes import repository_root
 from .scaleout import SCENARIOS, SCENARIO_DIR, ScaleOutSettings, completed, write_meta
 
 __all__ = ["KubeTarget", "job_manifest", "configmap_manifest", "split_csv_log", "run_kubernetes"]

@@ -28,7 +28,8 @@ from typing import Callable
 
 import requests
 
-from .local import LocalPlatform, repository_root
+from .local import LocalPlatform
+from .processes import repository_root
 from .machine import LoadSampler, describe_machine, git_revision, services_revision
 from .provisioning import Provisioner
 
