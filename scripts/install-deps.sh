@@ -117,3 +117,12 @@ else
   die "no JDK 25 or newer under /usr/lib/jvm (looked for /usr/lib/jvm/*/release with JAVA_VERSION >= 25).
        Herald's services need Java 25: install one (e.g. Temurin 25 to /usr/lib/jvm/temurin-25-jdk-amd64)."
 fi
+
+# Only the Kubernetes checks need Go (1.23+, checked where they build: require_go); the local run
+# does not, so an older one is a warning here.
+if go_version="$(go_version_ok)"; then
+  log "Go: ${go_version}"
+else
+  warn "Go 1.23 or newer is needed by the Kubernetes checks of the test command (found: ${go_version:-none});
+       install a current Go from https://go.dev/dl/ and put it first on PATH (Debian 12's golang-go is 1.19)"
+fi

@@ -25,7 +25,7 @@ if [[ -x "${BIN}/keda-operator" && -x "${BIN}/keda-adapter" ]]; then
   exit 0
 fi
 
-command -v go >/dev/null 2>&1 || die "go is not installed (KEDA is built from the Go module proxy)"
+require_go "KEDA (from the Go module proxy)"
 
 started=$SECONDS
 log "building KEDA ${KEDA_VERSION} (operator + metrics adapter) into ${BIN}; takes minutes when cold" >&2

@@ -70,8 +70,7 @@ STAGING_MODULES=(api apiextensions-apiserver apimachinery apiserver cli-runtime 
   sample-controller)
 
 need_go() {
-  command -v go >/dev/null 2>&1 ||
-    die "Go is needed to build the test control plane: install it (scripts/install-deps.sh does)"
+  require_go "the test control plane"
 }
 
 # ---------------------------------------------------------------- build

@@ -102,3 +102,21 @@ epmd_idle() {
   names="$(epmd -names 2>/dev/null)" || return 1
   ! grep -q '^name ' <<<"$names"
 }
+
+# Prints `go env GOVERSION` (e.g. go1.26.1); fails if there is no go or it is older than 1.23, the
+# oldest that builds kube v1.31 and KEDA v2.16 from their modules.
+go_version_ok() {
+  local version
+  version="$(go env GOVERSION 2>/dev/null || true)"
+  printf '%s\n' "$version"
+  [[ "$version" =~ ^go1\.([0-9]+) ]] && ((BASH_REMATCH[1] >= 23))
+}
+
+# Stops with a clear message, before a build, where an old Go would fail with a compiler error
+# about a go.mod's go line instead.
+require_go() {
+  local version
+  version="$(go_version_ok)" ||
+    die "Go 1.23 or newer is needed to build $1 (found: ${version:-none}): install a current Go from
+       https://go.dev/dl/ and put it first on PATH (Debian 12's golang-go is 1.19)"
+}
