@@ -18,6 +18,9 @@ import org.springframework.util.unit.DataSize;
  * @param maxTtl               longest time to live a send may ask for (FCM allows 28 days)
  * @param publishTimeout       how long a send waits for RabbitMQ's confirms before answering 503
  * @param batchSize            targets per {@code PushBatch} on the send queues
+ * @param resolveDevicesUpTo   device lists of at most this many ids are looked up in the registry
+ *                             when the send is accepted and queued as batches; longer ones (and
+ *                             topics) go to the gateway as an audience job. 0 sends every list there.
  */
 @ConfigurationProperties("herald.dispatcher")
 public record DispatcherProperties(
@@ -29,7 +32,8 @@ public record DispatcherProperties(
         @DefaultValue("28d") Duration defaultTtl,
         @DefaultValue("28d") Duration maxTtl,
         @DefaultValue("5s") Duration publishTimeout,
-        @DefaultValue("500") int batchSize) {
+        @DefaultValue("500") int batchSize,
+        @DefaultValue("100") int resolveDevicesUpTo) {
 
     public DispatcherProperties {
         if (adminToken == null || adminToken.isBlank()) {
@@ -43,6 +47,7 @@ public record DispatcherProperties(
         require(maxPayloadBytes > 0, "max-payload-bytes must be positive");
         require(maxTargetsPerRequest > 0, "max-targets-per-request must be positive");
         require(batchSize > 0, "batch-size must be positive");
+        require(resolveDevicesUpTo >= 0, "resolve-devices-up-to must not be negative");
         require(maxRequestSize.toBytes() > 0, "max-request-size must be positive");
         require(!defaultTtl.isNegative() && defaultTtl.compareTo(maxTtl) <= 0,
                 "default-ttl must be between 0 and max-ttl (" + maxTtl + "), got " + defaultTtl);
@@ -61,6 +66,7 @@ public record DispatcherProperties(
         return "DispatcherProperties[adminToken=***, maxPayloadBytes=" + maxPayloadBytes
                 + ", maxTargetsPerRequest=" + maxTargetsPerRequest + ", maxRequestSize=" + maxRequestSize
                 + ", idempotencyTtl=" + idempotencyTtl + ", defaultTtl=" + defaultTtl + ", maxTtl=" + maxTtl
-                + ", publishTimeout=" + publishTimeout + ", batchSize=" + batchSize + "]";
+                + ", publishTimeout=" + publishTimeout + ", batchSize=" + batchSize
+                + ", resolveDevicesUpTo=" + resolveDevicesUpTo + "]";
     }
 }

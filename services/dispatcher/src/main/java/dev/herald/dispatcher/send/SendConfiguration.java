@@ -3,6 +3,7 @@ package dev.herald.dispatcher.send;
 import dev.herald.dispatcher.DispatcherProperties;
 import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.contract.amqp.ConfirmedPublisher;
+import dev.herald.registry.device.DeviceRegistry;
 import dev.herald.registry.status.MessageStatusStore;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -42,9 +43,9 @@ public class SendConfiguration {
     }
 
     @Bean
-    SendService sendService(RequestValidator validator, MessageStatusStore status, IdempotencyKeys keys,
-                            ConfirmedPublisher publisher, SendMetrics metrics, DispatcherProperties properties,
-                            JsonMapper json, Clock clock) {
-        return new SendService(validator, status, keys, publisher, metrics, properties, json, clock);
+    SendService sendService(RequestValidator validator, MessageStatusStore status, DeviceRegistry devices,
+                            IdempotencyKeys keys, ConfirmedPublisher publisher, SendMetrics metrics,
+                            DispatcherProperties properties, JsonMapper json, Clock clock) {
+        return new SendService(validator, status, devices, keys, publisher, metrics, properties, json, clock);
     }
 }

@@ -110,15 +110,32 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
         return value == null || value.isEmpty();
     }
 
-    /** Targets known now: the token count, or empty while an audience waits to be expanded. */
-    Optional<Integer> total() {
-        return kind == Kind.tokens ? Optional.of(targets.size()) : Optional.empty();
+    /**
+     * This device-list send with its devices already looked up: it is queued as batches of those
+     * targets instead of an audience job. Devices not found are left out, as the gateway's expansion
+     * leaves them out.
+     */
+    SendPlan withResolvedDevices(List<Target> resolved) {
+        if (kind != Kind.devices || resolved.isEmpty()) {
+            throw new IllegalArgumentException("only a device-list send can take resolved targets, and at least one");
+        }
+        return new SendPlan(kind, priority, notification, collapseKey, ttl, List.copyOf(resolved), topic, deviceIds);
     }
 
-    /** What to publish: token batches to the priority's send queue, or one audience job. */
+    /** Whether the audience is still to be expanded by the gateway (a topic, or devices not looked up here). */
+    boolean needsExpansion() {
+        return targets.isEmpty();
+    }
+
+    /** Targets known now: the tokens or resolved devices, or empty while an audience waits to be expanded. */
+    Optional<Integer> total() {
+        return needsExpansion() ? Optional.empty() : Optional.of(targets.size());
+    }
+
+    /** What to publish: batches of the known targets to the priority's send queue, or one audience job. */
     List<Outgoing> messages(String messageId, String appId, Instant acceptedAt, int batchSize) {
         Instant expiresAt = acceptedAt.plus(ttl);
-        if (kind != Kind.tokens) {
+        if (needsExpansion()) {
             AudienceJob job = new AudienceJob(messageId, appId, priority, notification, collapseKey, acceptedAt,
                     expiresAt, topic, deviceIds);
             return List.of(new Outgoing(Queues.EXCHANGE, Queues.AUDIENCE, messageId, job));
