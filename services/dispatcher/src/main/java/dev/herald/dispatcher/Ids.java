@@ -42,6 +42,11 @@ public final class Ids {
         return check("topic", value, TOPIC_PATTERN, TOPIC);
     }
 
+    /** For callers that answer a malformed app id otherwise than with 400 (the auth check: 404). */
+    public static boolean isAppId(String value) {
+        return value != null && APP_ID_PATTERN.matcher(value).matches();
+    }
+
     public static boolean isMessageId(String value) {
         return value != null && MESSAGE_ID_PATTERN.matcher(value).matches();
     }

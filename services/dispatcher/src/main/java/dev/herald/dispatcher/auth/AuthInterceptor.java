@@ -9,7 +9,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.servlet.HandlerMapping;
@@ -26,8 +25,6 @@ import org.springframework.web.servlet.HandlerMapping;
  * The app and its key hashes come from {@link AppCache}, so a valid request costs no Redis round trip.
  */
 public final class AuthInterceptor implements HandlerInterceptor {
-    private static final Pattern APP_ID = Pattern.compile(dev.herald.dispatcher.Ids.APP_ID);
-
     private final AdminToken adminToken;
     private final AppCache apps;
     private final ApiKeyIndex keyIndex;
@@ -68,7 +65,7 @@ public final class AuthInterceptor implements HandlerInterceptor {
         String keyId = ApiKeys.keyIdOf(key).orElseThrow(() ->
                 Problems.unauthorized("the bearer token is not a Herald API key", "invalid_token"));
         String appId = pathVariable(request, "appId");
-        if (appId == null || !APP_ID.matcher(appId).matches()) {
+        if (!dev.herald.dispatcher.Ids.isAppId(appId)) {
             throw Problems.notFound("no such app");
         }
         App app = Futures.await(apps.get(appId)).orElseThrow(() -> Problems.notFound("app " + appId + " does not exist"));
