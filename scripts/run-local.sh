@@ -35,13 +35,13 @@ service_port() {
 
 pid_file() { echo "${HERALD_RUN_DIR}/$1.pid"; }
 # Pattern that identifies our java process of a service in its command line.
-jar_pattern() { echo "${HERALD_ROOT}/services/$1/target/"; }
+jar_pattern() { echo "$(module_dir "$1")/target/"; }
 running() { pid_file_alive "$(pid_file "$1")" "$(jar_pattern "$1")"; }
 
 # The executable jar that `mvn package` builds (Spring Boot repackage, classifier exec).
 service_jar() {
-  local jars=("${HERALD_ROOT}/services/$1/target/$1-"*-exec.jar)
-  [[ -f "${jars[0]}" ]] || die "no executable jar for $1 in services/$1/target (did the build run?)"
+  local jars=("$(module_dir "$1")/target/$1-"*-exec.jar)
+  [[ -f "${jars[0]}" ]] || die "no executable jar for $1 in $(module_dir "$1")/target (did the build run?)"
   echo "${jars[0]}"
 }
 
@@ -116,7 +116,7 @@ cmd_start() {
   bash "${HERALD_ROOT}/scripts/local-infra.sh" start
 
   log "building the services (mvn -B -q package -DskipTests)"
-  (cd "${HERALD_ROOT}/services" && mvn -B -q package -DskipTests) ||
+  (cd "${HERALD_ROOT}" && mvn -B -q package -DskipTests) ||
     die "build failed (RabbitMQ and Redis keep running; scripts/run-local.sh stop stops them)"
 
   local java

@@ -36,9 +36,9 @@ if ! "${VENV}/bin/python" -c 'import herald_load, locust, nbconvert' >/dev/null 
 fi
 
 for module in provider-sandbox dispatcher gateway; do
-  if ! compgen -G "${HERALD_ROOT}/services/${module}/target/${module}-*-exec.jar" >/dev/null; then
+  if ! compgen -G "$(module_dir "$module")/target/${module}-*-exec.jar" >/dev/null; then
     log "building the services (mvn -B -q package -DskipTests)"
-    (cd "${HERALD_ROOT}/services" && mvn -B -q package -DskipTests -pl provider-sandbox,dispatcher,gateway -am)
+    (cd "${HERALD_ROOT}" && mvn -B -q package -DskipTests -pl :provider-sandbox,:dispatcher,:gateway -am)
     break
   fi
 done

@@ -3,12 +3,12 @@
 #   1. installs/checks the system packages (scripts/install-deps.sh);
 #   2. Python tests of locust/, if it is a package (locust/pyproject.toml), with
 #      pytest in a venv under ~/.cache/herald/venv;
-#   3. the Java build and all its tests: cd services && mvn -B verify;
+#   3. the Java build and all its tests: mvn -B verify at the repository root;
 #   4. the Helm charts on a real Kubernetes control plane (scripts/k8s/test-charts.sh), after
 #      Maven because it reads what Maven's tests leave (contract classes, metric scrapes);
 #   5. the KEDA autoscaling scenario (scripts/k8s/test-keda.sh, pytest in tests/autoscaling).
 #
-# Usage: scripts/test.sh [extra Maven arguments, e.g. -pl gateway -am]
+# Usage: scripts/test.sh [extra Maven arguments, e.g. -pl :gateway -am]
 #
 # Both suites run even if the first fails; the exit code is non-zero if either did.
 # The Python tests (seconds) go first so that Maven's test summary closes the log.
@@ -73,8 +73,8 @@ if [[ "${CI:-}" == true ]]; then
   # No per-artifact download progress and no colour codes in CI logs.
   mvn_args+=(--no-transfer-progress -Dstyle.color=never)
 fi
-log "Java: cd services && mvn ${mvn_args[*]} $*"
-(cd "${HERALD_ROOT}/services" && mvn "${mvn_args[@]}" "$@") || failed+=("Maven build/tests (services/)")
+log "Java: mvn ${mvn_args[*]} $*"
+(cd "${HERALD_ROOT}" && mvn "${mvn_args[@]}" "$@") || failed+=("Maven build/tests (libs/, services/, testing/)")
 
 # Seconds-long Locust runs of each scenario against the real platform on free ports: they need
 # the jars Maven just built, hence after it (locust/README.md).

@@ -4,7 +4,7 @@
 #
 #   1. static: `helm lint --strict` (values.schema.json included) of every chart under every
 #      ci/*-values.yaml; values the schemas must refuse; keda/ equals what the gateway chart renders;
-#      push-platform's queues equal what services/contract declares.
+#      push-platform's queues equal what libs/contract declares.
 #   2. a real control plane (scripts/k8s/testbed.sh: kube-apiserver, controller-manager, scheduler,
 #      etcd, kwok nodes) with the real CRDs of KEDA, the RabbitMQ operators and prometheus-operator:
 #      every rendered scenario passes the API server's validation (dry run), then the releases are
@@ -146,12 +146,12 @@ check "skaffold.yaml validates against skaffold's schema" \
   "$PY" "${K8S}/checks/skaffold_schema.py" "${HERALD_ROOT}/skaffold.yaml" "${skaffold_dir}/docs-v2/content/en/schemas"
 
 # Jib assembles each service's image without Docker. No registry is reachable here, so the base is
-# `scratch` (the real base, eclipse-temurin:25-jre, comes from services/pom.xml); what is checked is
+# `scratch` (the real base, eclipse-temurin:25-jre, comes from the root pom.xml); what is checked is
 # the image Jib writes: its name, the non-root user and the entrypoint.
 phase "images: Jib builds the service images (jib:buildTar)"
 mvn_flags=(-B -q)
 [[ "${CI:-}" != true ]] || mvn_flags+=(--no-transfer-progress)
-if (cd "${HERALD_ROOT}/services" && mvn "${mvn_flags[@]}" -pl dispatcher,gateway,provider-sandbox,connection-manager -am package jib:buildTar \
+if (cd "${HERALD_ROOT}" && mvn "${mvn_flags[@]}" -pl :dispatcher,:gateway,:provider-sandbox,:connection-manager -am package jib:buildTar \
   -DskipTests -Djib.from.image=scratch >"${WORK}/jib.log" 2>&1); then
   for module in dispatcher gateway provider-sandbox connection-manager; do
     check "image herald-${module}: user 65532, java entrypoint" "$PY" -c '
@@ -162,7 +162,7 @@ with tarfile.open(sys.argv[1]) as t:
 assert manifest["RepoTags"] == ["herald-%s:latest" % sys.argv[2]], manifest["RepoTags"]
 assert config["User"] == "65532:65532", config["User"]
 assert config["Entrypoint"][0] == "java", config["Entrypoint"]
-' "${HERALD_ROOT}/services/${module}/target/jib-image.tar" "$module"
+' "$(module_dir "$module")/target/jib-image.tar" "$module"
   done
 else
   fail "jib:buildTar (log: tail below)"
@@ -239,23 +239,23 @@ check "every Secret/ConfigMap reference resolves, every ServiceMonitor selects i
   "$PY" "${K8S}/checks/cluster_refs.py" "$NS"
 "$PY" "${K8S}/checks/cluster_refs.py" "$NS" | grep '^ok: ServiceMonitor' | sed 's/^/  /' || true
 
-# The queues the API server stored equal those the services declare (services/contract).
-contract_classes="${HERALD_ROOT}/services/contract/target/classes"
+# The queues the API server stored equal those the services declare (libs/contract).
+contract_classes="${HERALD_ROOT}/libs/contract/target/classes"
 if [[ -d "$contract_classes" ]] && java25="$(find_java25)"; then
   "$java25" -cp "$contract_classes" "${K8S}/checks/QueueTopologyJson.java" >"${WORK}/contract-topology.json"
   kubectl -n "$NS" get queues.rabbitmq.com,exchanges.rabbitmq.com,bindings.rabbitmq.com -o json >"${WORK}/topology.json"
-  check "push-platform's queue topology equals what services/contract declares" \
+  check "push-platform's queue topology equals what libs/contract declares" \
     "$PY" "${K8S}/checks/queue_topology.py" "${WORK}/contract-topology.json" "${WORK}/topology.json"
 else
-  fail "services/contract/target/classes or a JDK 25 is missing: run Maven first (scripts/test.sh does)"
+  fail "libs/contract/target/classes or a JDK 25 is missing: run Maven first (scripts/test.sh does)"
 fi
 
 phase "metrics: every name in the dashboards and alert rules is exported by the services"
 kubectl -n "$NS" get prometheusrules.monitoring.coreos.com -o json >"${WORK}/rules.json"
 check "dashboard and alert metric names exist in the services' scrapes" \
-  "$PY" "${K8S}/checks/metric_names.py" --services "${HERALD_ROOT}/services" \
+  "$PY" "${K8S}/checks/metric_names.py" --services "${HERALD_ROOT}" \
   --dashboards "${HERALD_ROOT}/grafana" --rules "${WORK}/rules.json"
-"$PY" "${K8S}/checks/metric_names.py" --services "${HERALD_ROOT}/services" \
+"$PY" "${K8S}/checks/metric_names.py" --services "${HERALD_ROOT}" \
   --dashboards "${HERALD_ROOT}/grafana" --rules "${WORK}/rules.json" 2>/dev/null | sed 's/^/  /' || true
 
 phase "cluster: helm test (kwok completes the test pods)"

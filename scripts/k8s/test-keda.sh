@@ -46,11 +46,11 @@ fi
 # The services' executable jars (scripts/test.sh's mvn verify builds them first).
 missing=false
 for module in gateway dispatcher provider-sandbox; do
-  compgen -G "${HERALD_ROOT}/services/${module}/target/${module}-*-exec.jar" >/dev/null || missing=true
+  compgen -G "$(module_dir "$module")/target/${module}-*-exec.jar" >/dev/null || missing=true
 done
 if [[ "$missing" == true ]]; then
   log "building the gateway, dispatcher and provider sandbox jars"
-  (cd "${HERALD_ROOT}/services" && mvn -B -q -pl gateway,dispatcher,provider-sandbox -am package -DskipTests)
+  (cd "${HERALD_ROOT}" && mvn -B -q -pl :gateway,:dispatcher,:provider-sandbox -am package -DskipTests)
 fi
 
 log "building (or finding cached) KEDA and the test control plane"

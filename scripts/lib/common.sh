@@ -8,6 +8,15 @@ HERALD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
 HERALD_RUN_DIR="${HERALD_ROOT}/.run"
 export HERALD_ROOT HERALD_RUN_DIR
 
+# The folder of a Maven module: deployables in services/, the providers' stand-in in testing/.
+module_dir() {
+  case "$1" in
+    provider-sandbox | test-support) echo "${HERALD_ROOT}/testing/$1" ;;
+    contract | store) echo "${HERALD_ROOT}/libs/$1" ;;
+    *) echo "${HERALD_ROOT}/services/$1" ;;
+  esac
+}
+
 log() { printf '==> %s\n' "$*"; }
 warn() { printf 'WARNING: %s\n' "$*" >&2; }
 die() {

@@ -48,7 +48,7 @@ def git_revision(root: Path) -> str | None:
         revision = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
                                   capture_output=True, text=True, timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--",
-                                "services", "locust/src", "locust/scenarios"],
+                                "pom.xml", "libs", "services", "testing", "locust/src", "locust/scenarios"],
                                capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -64,10 +64,10 @@ def _stat_fields(pid: int | str) -> list[str] | None:
 
 
 def services_revision(root: Path) -> str | None:
-    """The last commit that changed services/ (the code under test, unlike the runner's)."""
+    """The last commit that changed the Java code (the code under test, unlike the runner's)."""
     try:
         revision = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h", "--abbrev=12",
-                                   "--", "services"], capture_output=True, text=True,
+                                   "--", "pom.xml", "libs", "services", "testing"], capture_output=True, text=True,
                                   timeout=10).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -210,12 +210,23 @@ def find_java() -> str:
     raise PlatformError("no JDK 25 or newer found (JAVA_HOME or /usr/lib/jvm/*)")
 
 
+def module_dir(module: str, root: Path | None = None) -> Path:
+    """The folder of a Maven module: deployables in services/, test doubles in testing/."""
+    root = root or repository_root()
+    if module in ("provider-sandbox", "test-support"):
+        return root / "testing" / module
+    if module in ("contract", "store"):
+        return root / "libs" / module
+    return root / "services" / module
+
+
 def service_jar(service: str, root: Path | None = None) -> Path:
     """The executable jar ``mvn package`` builds for a service (Spring Boot, classifier exec)."""
     root = root or repository_root()
-    jars = sorted((root / "services" / service / "target").glob(f"{service}-*-exec.jar"))
+    folder = module_dir(service, root)
+    jars = sorted((folder / "target").glob(f"{service}-*-exec.jar"))
     if not jars:
         raise PlatformError(
-            f"no executable jar for {service} in services/{service}/target: build it first "
-            f"(cd services && mvn -B -q package -DskipTests -pl {service} -am)")
+            f"no executable jar for {service} in {folder.relative_to(root)}/target: build it first "
+            f"(mvn -B -q package -DskipTests -pl :{service} -am)")
     return jars[-1]

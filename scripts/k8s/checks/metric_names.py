@@ -75,7 +75,7 @@ def main():
     args = ap.parse_args()
 
     scrapes = {}
-    for f in sorted(args.services.glob("*/target/metrics-scrape/*.prom")):
+    for f in sorted(args.services.glob("*/*/target/metrics-scrape/*.prom")):
         scrapes.setdefault(f.stem, set()).update(scraped_names(f))
     service_names = set().union(*(v for k, v in scrapes.items() if k != "rabbitmq")) if scrapes else set()
 

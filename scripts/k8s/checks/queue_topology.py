@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compares the RabbitMQ topology stored in the cluster (Queue, Exchange, Binding resources of
-charts/push-platform, as `kubectl get -o json`) with what the services declare (services/contract,
+charts/push-platform, as `kubectl get -o json`) with what the services declare (libs/contract,
 printed by QueueTopologyJson.java). RabbitMQ refuses a redeclaration whose arguments differ, so
 they must be equal: same queues, quorum, same arguments, same exchanges and bindings.
 

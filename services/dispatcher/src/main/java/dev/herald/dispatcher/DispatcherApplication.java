@@ -1,6 +1,6 @@
 package dev.herald.dispatcher;
 
-import dev.herald.registry.RegistryConfiguration;
+import dev.herald.store.StoreConfiguration;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Import;
  */
 @SpringBootApplication
 @EnableConfigurationProperties(DispatcherProperties.class)
-@Import({RegistryConfiguration.class, QueueDeclarations.class})
+@Import({StoreConfiguration.class, QueueDeclarations.class})
 public class DispatcherApplication {
 
     public static void main(String[] args) {

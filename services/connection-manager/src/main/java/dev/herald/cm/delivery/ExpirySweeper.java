@@ -1,8 +1,8 @@
 package dev.herald.cm.delivery;
 
 import dev.herald.cm.CmMetrics;
-import dev.herald.registry.mqtt.MqttOutbox;
-import dev.herald.registry.status.Outcome;
+import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.store.status.Outcome;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;

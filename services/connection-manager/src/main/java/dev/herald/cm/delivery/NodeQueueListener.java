@@ -3,7 +3,7 @@ package dev.herald.cm.delivery;
 import dev.herald.cm.session.SessionRegistry;
 import dev.herald.cm.session.Takeover;
 import dev.herald.contract.MqttDelivery;
-import dev.herald.registry.mqtt.MqttOutbox;
+import dev.herald.store.mqtt.MqttOutbox;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageListener;
 import tools.jackson.databind.json.JsonMapper;

@@ -2,8 +2,8 @@ package dev.herald.cm.mqtt;
 
 import dev.herald.cm.session.SessionRegistry;
 import dev.herald.contract.MqttDelivery;
-import dev.herald.registry.mqtt.MqttOutbox;
-import dev.herald.registry.status.Outcome;
+import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.store.status.Outcome;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;

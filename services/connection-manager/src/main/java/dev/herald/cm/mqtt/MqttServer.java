@@ -2,8 +2,8 @@ package dev.herald.cm.mqtt;
 
 import dev.herald.cm.CmMetrics;
 import dev.herald.cm.CmProperties;
-import dev.herald.registry.mqtt.MqttCredentials;
-import dev.herald.registry.mqtt.MqttOutbox;
+import dev.herald.store.mqtt.MqttCredentials;
+import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.cm.session.SessionRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;

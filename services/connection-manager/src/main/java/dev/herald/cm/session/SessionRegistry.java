@@ -3,7 +3,7 @@ package dev.herald.cm.session;
 import dev.herald.contract.MqttDelivery;
 import dev.herald.contract.Queues;
 import dev.herald.contract.amqp.ConfirmedPublisher;
-import dev.herald.registry.mqtt.MqttOutbox;
+import dev.herald.store.mqtt.MqttOutbox;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.async.RedisAsyncCommands;

@@ -1,8 +1,8 @@
 package dev.herald.dispatcher.admin;
 
 import dev.herald.dispatcher.problem.Problems;
-import dev.herald.registry.app.ApnsCredential;
-import dev.herald.registry.app.FcmCredential;
+import dev.herald.store.app.ApnsCredential;
+import dev.herald.store.app.FcmCredential;
 import java.net.URI;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;

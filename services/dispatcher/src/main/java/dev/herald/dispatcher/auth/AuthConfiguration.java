@@ -1,7 +1,7 @@
 package dev.herald.dispatcher.auth;
 
 import dev.herald.dispatcher.DispatcherProperties;
-import dev.herald.registry.app.AppCache;
+import dev.herald.store.app.AppCache;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.util.List;
 import org.springframework.context.annotation.Bean;

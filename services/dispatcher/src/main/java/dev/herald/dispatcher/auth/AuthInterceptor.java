@@ -2,9 +2,9 @@ package dev.herald.dispatcher.auth;
 
 import dev.herald.dispatcher.Futures;
 import dev.herald.dispatcher.problem.Problems;
-import dev.herald.registry.app.ApiKeys;
-import dev.herald.registry.app.App;
-import dev.herald.registry.app.AppCache;
+import dev.herald.store.app.ApiKeys;
+import dev.herald.store.app.App;
+import dev.herald.store.app.AppCache;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.util.Map;

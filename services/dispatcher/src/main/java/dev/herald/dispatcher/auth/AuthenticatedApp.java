@@ -1,6 +1,6 @@
 package dev.herald.dispatcher.auth;
 
-import dev.herald.registry.app.App;
+import dev.herald.store.app.App;
 
 /** The app whose API key authenticated the request. */
 public record AuthenticatedApp(App app) {

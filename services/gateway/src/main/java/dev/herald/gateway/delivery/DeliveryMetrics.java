@@ -1,7 +1,7 @@
 package dev.herald.gateway.delivery;
 
 import dev.herald.contract.Channel;
-import dev.herald.registry.status.Outcome;
+import dev.herald.store.status.Outcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

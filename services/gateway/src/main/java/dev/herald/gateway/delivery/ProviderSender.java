@@ -3,7 +3,7 @@ package dev.herald.gateway.delivery;
 import dev.herald.contract.Channel;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Target;
-import dev.herald.registry.app.App;
+import dev.herald.store.app.App;
 import reactor.core.publisher.Mono;
 
 /** Delivers one message to one target through one provider, without blocking the caller. */

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.eatthepath.pushy.apns.ApnsClient;
 import dev.herald.gateway.GatewayProperties;
-import dev.herald.registry.app.ApnsCredential;
-import dev.herald.registry.app.App;
+import dev.herald.store.app.ApnsCredential;
+import dev.herald.store.app.App;
 import io.netty.channel.nio.NioEventLoopGroup;
 import java.net.URI;
 import java.security.KeyPairGenerator;

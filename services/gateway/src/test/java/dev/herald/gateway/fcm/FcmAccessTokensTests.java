@@ -2,8 +2,8 @@ package dev.herald.gateway.fcm;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.herald.registry.app.App;
-import dev.herald.registry.app.FcmCredential;
+import dev.herald.store.app.App;
+import dev.herald.store.app.FcmCredential;
 import java.security.KeyPairGenerator;
 import java.time.Clock;
 import java.time.Instant;

@@ -1,0 +1,121 @@
+package dev.herald.store.app;
+
+import dev.herald.store.crypto.CredentialCipher;
+import dev.herald.store.redis.RedisScript;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Apps in Redis, one hash per app ({@code app:<id>}): name, version, API key hashes
+ * ({@code key:<keyId>}) and encrypted credentials ({@code cred:fcm}, {@code cred:apns}). Every change
+ * bumps the version and publishes the app id on {@value #CHANGES_CHANNEL} so local caches drop it.
+ * Reads on the hot path go through {@link AppCache}, not here.
+ */
+public final class AppStore {
+    public static final String CHANGES_CHANNEL = "herald:app-changed";
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final RedisAsyncCommands<String, String> redis;
+    private final CredentialCipher cipher;
+    private final RedisScript update;
+
+    public AppStore(RedisAsyncCommands<String, String> redis, CredentialCipher cipher) {
+        this.redis = redis;
+        this.cipher = cipher;
+        this.update = RedisScript.fromClasspath("/dev/herald/store/lua/app_update.lua", ScriptOutputType.INTEGER, redis);
+    }
+
+    private static String key(String appId) {
+        return "app:" + appId;
+    }
+
+    /** Creates the app with a first API key; empty if an app with this id exists. */
+    public CompletableFuture<Optional<ApiKeys.Issued>> create(String appId, String name) {
+        ApiKeys.Issued issued = ApiKeys.issue();
+        return redis.hsetnx(key(appId), "name", name).toCompletableFuture().thenCompose(created -> {
+            if (!created) {
+                return CompletableFuture.completedFuture(Optional.<ApiKeys.Issued>empty());
+            }
+            return redis.hset(key(appId), Map.of("createdAt", Instant.now().toString(), "version", "0"))
+                    .toCompletableFuture()
+                    .thenCompose(ignored -> change(appId, Map.of(keyField(issued.keyId()), keyValue(issued)), List.of()))
+                    .thenApply(version -> Optional.of(issued));
+        });
+    }
+
+    /** Adds a key (rotation: add the new one, move clients, then revoke the old). Empty if the app is unknown. */
+    public CompletableFuture<Optional<ApiKeys.Issued>> addKey(String appId) {
+        ApiKeys.Issued issued = ApiKeys.issue();
+        return change(appId, Map.of(keyField(issued.keyId()), keyValue(issued)), List.of())
+                .thenApply(changed -> changed ? Optional.of(issued) : Optional.empty());
+    }
+
+    public CompletableFuture<Boolean> revokeKey(String appId, String keyId) {
+        return redis.hexists(key(appId), keyField(keyId)).toCompletableFuture().thenCompose(exists -> exists
+                ? change(appId, Map.of(), List.of(keyField(keyId)))
+                : CompletableFuture.completedFuture(false));
+    }
+
+    public CompletableFuture<Boolean> setFcm(String appId, FcmCredential credential) {
+        return change(appId, Map.of("cred:fcm", cipher.encrypt(JSON.writeValueAsString(credential), appId)), List.of());
+    }
+
+    public CompletableFuture<Boolean> setApns(String appId, ApnsCredential credential) {
+        return change(appId, Map.of("cred:apns", cipher.encrypt(JSON.writeValueAsString(credential), appId)), List.of());
+    }
+
+    /** Removes a credential; {@code provider} is {@code fcm} or {@code apns}. */
+    public CompletableFuture<Boolean> clearCredential(String appId, String provider) {
+        return change(appId, Map.of(), List.of("cred:" + provider));
+    }
+
+    public CompletableFuture<Optional<App>> load(String appId) {
+        return redis.hgetall(key(appId)).toCompletableFuture().thenApply(fields -> fields.isEmpty()
+                ? Optional.empty() : Optional.of(decode(appId, fields)));
+    }
+
+    private CompletableFuture<Boolean> change(String appId, Map<String, String> set, List<String> delete) {
+        List<String> args = new ArrayList<>();
+        args.add(appId);
+        args.add(String.valueOf(set.size()));
+        set.forEach((field, value) -> {
+            args.add(field);
+            args.add(value);
+        });
+        args.addAll(delete);
+        return update.<Long>run(redis, new String[] {key(appId)}, args.toArray(String[]::new))
+                .thenApply(version -> version >= 0);
+    }
+
+    private App decode(String appId, Map<String, String> fields) {
+        List<ApiKey> keys = new ArrayList<>();
+        fields.forEach((field, value) -> {
+            if (field.startsWith("key:")) {
+                String[] parts = value.split("\\|", 2);
+                keys.add(new ApiKey(field.substring(4), parts[0], Instant.parse(parts[1])));
+            }
+        });
+        Optional<FcmCredential> fcm = Optional.ofNullable(fields.get("cred:fcm"))
+                .map(sealed -> JSON.readValue(cipher.decrypt(sealed, appId), FcmCredential.class));
+        Optional<ApnsCredential> apns = Optional.ofNullable(fields.get("cred:apns"))
+                .map(sealed -> JSON.readValue(cipher.decrypt(sealed, appId), ApnsCredential.class));
+        Instant createdAt = fields.containsKey("createdAt") ? Instant.parse(fields.get("createdAt")) : Instant.EPOCH;
+        return new App(appId, fields.get("name"), createdAt, Long.parseLong(fields.getOrDefault("version", "0")),
+                keys, fcm, apns);
+    }
+
+    private static String keyField(String keyId) {
+        return "key:" + keyId;
+    }
+
+    private static String keyValue(ApiKeys.Issued issued) {
+        return issued.sha256() + "|" + Instant.now();
+    }
+}

@@ -1,0 +1,43 @@
+package dev.herald.store.status;
+
+import java.time.Instant;
+import java.util.Map;
+
+/**
+ * What became of a message, derived from its counters rather than stored as a state field, so
+ * concurrent writers (dispatcher, several gateways) never overwrite each other's state.
+ *
+ * @param state   accepted (recorded, not yet confirmed by RabbitMQ), queued, sending (some targets
+ *                done), then sent (all done, at least one accepted by a provider), delivered (all done,
+ *                none only sent, at least one confirmed by the device itself: MQTT PUBACK), failed (all
+ *                done, none delivered, not all expired) or expired (all targets expired)
+ * @param delivered targets whose device acknowledged the message (MQTT only)
+ * @param total   targets known so far; final once {@code expanded}
+ */
+public record MessageStatus(String id, String appId, String state, long total, long sent, long failed,
+                            long expired, long delivered, boolean expanded, long tokensRemoved, Map<String, Long> failures,
+                            Instant acceptedAt, Instant queuedAt, Instant completedAt) {
+    public MessageStatus {
+        failures = Map.copyOf(failures);
+    }
+
+    public long pending() {
+        return Math.max(0, total - sent - failed - expired - delivered);
+    }
+
+    static String derive(boolean queued, boolean completed, long total, long sent, long failed, long expired, long delivered) {
+        if (completed) {
+            if (sent > 0) {
+                return "sent";
+            }
+            if (delivered > 0) {
+                return "delivered";
+            }
+            return expired == total && total > 0 ? "expired" : "failed";
+        }
+        if (sent + failed + expired + delivered > 0) {
+            return "sending";
+        }
+        return queued ? "queued" : "accepted";
+    }
+}

@@ -1,0 +1,151 @@
+package dev.herald.store.status;
+
+import dev.herald.store.redis.RedisScript;
+import io.lettuce.core.KeyValue;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+
+/**
+ * Message status and per-app statistics in Redis. {@code msg:<id>} holds counters (total, sent,
+ * failed, expired, delivered, reason:*), {@code done:<id>} maps each finished target to the batch that
+ * finished it: that map is what makes a redelivered batch skip targets already sent and what keeps
+ * every target counted once. {@code stats:<app>} holds the app's running totals.
+ */
+public final class MessageStatusStore {
+    private final RedisAsyncCommands<String, String> redis;
+    private final Duration ttl;
+    private final RedisScript record;
+    private final RedisScript expansionDone;
+
+    public MessageStatusStore(RedisAsyncCommands<String, String> redis, Duration ttl) {
+        this.redis = redis;
+        this.ttl = ttl;
+        this.record = RedisScript.fromClasspath("/dev/herald/store/lua/outcome_record.lua", ScriptOutputType.INTEGER, redis);
+        this.expansionDone = RedisScript.fromClasspath("/dev/herald/store/lua/expansion_done.lua", ScriptOutputType.INTEGER, redis);
+    }
+
+    private static String msg(String id) {
+        return "msg:" + id;
+    }
+
+    private static String done(String id) {
+        return "done:" + id;
+    }
+
+    /**
+     * Records an accepted message before it is published, so a gateway that consumes it at once
+     * finds its record. {@code total} is the number of targets, or empty while an audience is
+     * still to be expanded.
+     */
+    public CompletableFuture<Void> accepted(String id, String appId, Optional<Integer> total, Instant acceptedAt) {
+        Map<String, String> fields = new java.util.HashMap<>(Map.of("app", appId, "acceptedAt", acceptedAt.toString()));
+        total.ifPresent(n -> {
+            fields.put("total", String.valueOf(n));
+            fields.put("expanded", "1");
+        });
+        // Both commands go out back to back on the one connection (Redis runs them in order):
+        // one round trip instead of two on the send path.
+        CompletableFuture<Long> written = redis.hset(msg(id), fields).toCompletableFuture();
+        return redis.expire(msg(id), ttl).toCompletableFuture().thenCombine(written, (expired, fieldsWritten) -> null);
+    }
+
+    /** RabbitMQ confirmed the message. */
+    public CompletableFuture<Void> queued(String id, Instant at) {
+        return redis.hset(msg(id), "queuedAt", at.toString()).toCompletableFuture().thenApply(ignored -> null);
+    }
+
+    /** Publishing failed: the client got an error and no id, so the record must not linger. */
+    public CompletableFuture<Void> discard(String id) {
+        return redis.del(msg(id)).toCompletableFuture().thenApply(ignored -> null);
+    }
+
+    /** The audience is fully expanded: the total is final. */
+    public CompletableFuture<Void> expansionDone(String id) {
+        return expansionDone.<Long>run(redis, new String[] {msg(id)}, String.valueOf(System.currentTimeMillis()))
+                .thenApply(ignored -> null);
+    }
+
+    /**
+     * Records one target's outcome once. Returns false when it was already recorded (a redelivery or
+     * a duplicate target), in which case nothing was counted.
+     */
+    public CompletableFuture<Boolean> record(String id, String appId, int batch, String targetKey, Outcome outcome) {
+        String[] keys = {msg(id), done(id), "stats:" + appId};
+        return record.<Long>run(redis, keys, targetKey, String.valueOf(batch), outcome.kind().name(),
+                        outcome.reason() == null ? "" : outcome.reason(), outcome.tokenRemoved() ? "1" : "0",
+                        String.valueOf(ttl.toSeconds()), String.valueOf(System.currentTimeMillis()))
+                .thenApply(result -> result == 1);
+    }
+
+    /**
+     * Acknowledges a target that {@link #finished} reported, without sending it again: a no-op for
+     * a redelivered batch, and for a duplicate target in another batch it shrinks the total once.
+     */
+    public CompletableFuture<Void> alreadyFinished(String id, String appId, int batch, String targetKey) {
+        String[] keys = {msg(id), done(id), "stats:" + appId};
+        return record.<Long>run(redis, keys, targetKey, String.valueOf(batch), "skip", "", "0",
+                String.valueOf(ttl.toSeconds()), String.valueOf(System.currentTimeMillis())).thenApply(ignored -> null);
+    }
+
+    /** Which of these targets already have an outcome (a redelivered batch, or a duplicate target). */
+    public CompletableFuture<java.util.Set<String>> finished(String id, List<String> targetKeys) {
+        if (targetKeys.isEmpty()) {
+            return CompletableFuture.completedFuture(java.util.Set.of());
+        }
+        return redis.hmget(done(id), targetKeys.toArray(String[]::new)).toCompletableFuture()
+                .thenApply(values -> values.stream().filter(KeyValue::hasValue).map(KeyValue::getKey)
+                        .collect(Collectors.toSet()));
+    }
+
+    public CompletableFuture<Optional<MessageStatus>> find(String id) {
+        return redis.hgetall(msg(id)).toCompletableFuture().thenApply(fields -> {
+            if (fields.isEmpty() || !fields.containsKey("app")) {
+                return Optional.empty();
+            }
+            long total = number(fields, "total");
+            long sent = number(fields, "sent");
+            long failed = number(fields, "failed");
+            long expired = number(fields, "expired");
+            long delivered = number(fields, "delivered");
+            boolean completed = fields.containsKey("completedAt");
+            String state = MessageStatus.derive(fields.containsKey("queuedAt"), completed, total, sent, failed, expired, delivered);
+            return Optional.of(new MessageStatus(id, fields.get("app"), state, total, sent, failed, expired, delivered,
+                    "1".equals(fields.get("expanded")), number(fields, "tokensRemoved"), reasons(fields),
+                    instant(fields.get("acceptedAt")), instant(fields.get("queuedAt")),
+                    fields.containsKey("completedAt") ? Instant.ofEpochMilli(Long.parseLong(fields.get("completedAt"))) : null));
+        });
+    }
+
+    public CompletableFuture<AppStats> stats(String appId) {
+        return redis.hgetall("stats:" + appId).toCompletableFuture().thenApply(fields -> new AppStats(
+                number(fields, "sent"), number(fields, "failed"), number(fields, "expired"),
+                number(fields, "tokensRemoved"), reasons(fields)));
+    }
+
+    private static Map<String, Long> reasons(Map<String, String> fields) {
+        Map<String, Long> reasons = new TreeMap<>();
+        fields.forEach((field, value) -> {
+            if (field.startsWith("reason:")) {
+                reasons.put(field.substring(7), Long.parseLong(value));
+            }
+        });
+        return reasons;
+    }
+
+    private static long number(Map<String, String> fields, String name) {
+        String value = fields.get(name);
+        return value == null ? 0 : Long.parseLong(value);
+    }
+
+    private static Instant instant(String value) {
+        return value == null ? null : Instant.parse(value);
+    }
+}

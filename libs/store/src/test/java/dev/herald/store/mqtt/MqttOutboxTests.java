@@ -1,0 +1,128 @@
+package dev.herald.store.mqtt;
+
+import static dev.herald.store.TestRedis.join;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.herald.store.TestRedis;
+import dev.herald.store.status.MessageStatus;
+import dev.herald.store.status.MessageStatusStore;
+import dev.herald.store.status.Outcome;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class MqttOutboxTests {
+    private static final Duration TTL = Duration.ofHours(1);
+    private static TestRedis redis;
+    private static MqttOutbox outbox;
+    private static MessageStatusStore status;
+
+    private final String app = "app-" + UUID.randomUUID().toString().substring(0, 6);
+    private final String device = "dev-1";
+
+    @BeforeAll
+    static void connect() {
+        redis = new TestRedis();
+        outbox = new MqttOutbox(redis.async(), 3, TTL);
+        status = new MessageStatusStore(redis.async(), TTL);
+    }
+
+    @AfterAll
+    static void close() {
+        redis.close();
+    }
+
+    private String accepted() {
+        String id = UUID.randomUUID().toString();
+        join(status.accepted(id, app, Optional.of(1), Instant.now()));
+        return id;
+    }
+
+    private MqttOutbox.Entry entry(String id) {
+        return new MqttOutbox.Entry(id, "{\"id\":\"" + id + "\"}", System.currentTimeMillis() + 60_000);
+    }
+
+    private List<String> ids() {
+        return join(outbox.read(app, device)).stream().map(MqttOutbox.Entry::messageId).toList();
+    }
+
+    @Test
+    void entriesAreReadInArrivalOrderAndAPutOfTheSameIdTwiceChangesNothing() {
+        String a = accepted();
+        String b = accepted();
+        join(outbox.put(app, device, entry(a), null));
+        join(outbox.put(app, device, entry(b), null));
+        join(outbox.put(app, device, entry(a), null));
+        assertThat(ids()).containsExactly(a, b);
+    }
+
+    @Test
+    void aFullBoxDropsItsOldestEntryAndSaysSo() {
+        List<String> all = List.of(accepted(), accepted(), accepted(), accepted());
+        MqttOutbox.Placement last = null;
+        for (String id : all) {
+            last = join(outbox.put(app, device, entry(id), null));
+        }
+        assertThat(last.evicted()).containsExactly(all.getFirst());
+        assertThat(ids()).containsExactlyElementsOf(all.subList(1, 4));
+    }
+
+    @Test
+    void aNewerEntryWithTheSameCollapseKeyReplacesTheOlderOne() {
+        String older = accepted();
+        String other = accepted();
+        String newer = accepted();
+        join(outbox.put(app, device, entry(older), "score"));
+        join(outbox.put(app, device, entry(other), null));
+        MqttOutbox.Placement placement = join(outbox.put(app, device, entry(newer), "score"));
+        assertThat(placement.collapsed()).containsExactly(older);
+        assertThat(ids()).containsExactly(other, newer);
+    }
+
+    @Test
+    void settlingRemovesTheEntryAndCountsTheOutcomeOnceAndASettledMessageIsNotPutAgain() {
+        String id = accepted();
+        join(outbox.put(app, device, entry(id), null));
+        assertThat(join(outbox.settle(app, device, id, Outcome.delivered()))).isTrue();
+        assertThat(join(outbox.settle(app, device, id, Outcome.delivered()))).isFalse();
+        assertThat(ids()).isEmpty();
+        // A redelivered gateway batch puts it again: the settled target is not boxed a second time.
+        join(outbox.put(app, device, entry(id), null));
+        assertThat(ids()).isEmpty();
+        MessageStatus message = join(status.find(id)).orElseThrow();
+        assertThat(message.delivered()).isEqualTo(1);
+        assertThat(message.state()).isEqualTo("delivered");
+    }
+
+    @Test
+    void thePlacementNamesTheNodeHoldingTheDeviceOnlyWhileTheNodesLeaseLives() {
+        String id = accepted();
+        redis.sync().set(MqttOutbox.sessionKey(app, device), "node-a|1");
+        assertThat(join(outbox.put(app, device, entry(id), null)).node()).isEmpty();
+        redis.sync().set(MqttOutbox.nodeLeaseKey("node-a"), "1");
+        assertThat(join(outbox.put(app, device, entry(accepted()), null)).node()).contains("node-a");
+    }
+
+    @Test
+    void aBoxWithAnExpiredEntryIsDueUntilReindexedWithoutIt() {
+        String expired = accepted();
+        String lasting = accepted();
+        long now = System.currentTimeMillis();
+        join(outbox.put(app, device, new MqttOutbox.Entry(expired, "{}", now - 1), null));
+        join(outbox.put(app, device, new MqttOutbox.Entry(lasting, "{}", now + 60_000), null));
+        MqttOutbox.Box box = new MqttOutbox.Box(app, device);
+        assertThat(join(outbox.due(now, 10_000))).contains(box);
+        join(outbox.settle(app, device, expired, Outcome.expired()));
+        join(outbox.reindex(box));
+        assertThat(join(outbox.due(now, 10_000))).doesNotContain(box);
+        assertThat(join(outbox.due(now + 60_000, 10_000))).contains(box);
+        join(outbox.settle(app, device, lasting, Outcome.delivered()));
+        join(outbox.reindex(box));
+        assertThat(join(outbox.due(Long.MAX_VALUE / 2, 10_000))).doesNotContain(box);
+    }
+}

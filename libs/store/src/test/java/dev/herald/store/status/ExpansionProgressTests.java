@@ -1,0 +1,60 @@
+package dev.herald.store.status;
+
+import static dev.herald.store.TestRedis.join;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.herald.store.TestRedis;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class ExpansionProgressTests {
+    private static final Duration TTL = Duration.ofHours(1);
+
+    private static TestRedis redis;
+    private static ExpansionProgress progress;
+    private static MessageStatusStore status;
+
+    @BeforeAll
+    static void connect() {
+        redis = new TestRedis();
+        progress = new ExpansionProgress(redis.async(), TTL);
+        status = new MessageStatusStore(redis.async(), TTL);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        redis.close();
+    }
+
+    @BeforeEach
+    void flush() {
+        redis.flush();
+    }
+
+    @Test
+    void aFreshExpansionStartsAtCursorZeroAndBatchZero() {
+        ExpansionProgress.Step step = join(progress.load("m1"));
+
+        assertThat(step).isEqualTo(new ExpansionProgress.Step("0", 0));
+        assertThat(step.finished()).isFalse();
+    }
+
+    @Test
+    void advanceSavesTheStepAndCountsQueuedTargets() {
+        join(status.accepted("m1", "shop", Optional.empty(), Instant.now()));
+
+        join(progress.advance("m1", new ExpansionProgress.Step("1234", 3), 500));
+        join(progress.advance("m1", new ExpansionProgress.Step(ExpansionProgress.DONE, 5), 120));
+
+        ExpansionProgress.Step step = join(progress.load("m1"));
+        assertThat(step).isEqualTo(new ExpansionProgress.Step(ExpansionProgress.DONE, 5));
+        assertThat(step.finished()).isTrue();
+        assertThat(join(status.find("m1")).orElseThrow().total()).isEqualTo(620);
+        assertThat(redis.sync().ttl("expand:m1")).isBetween(TTL.toSeconds() - 60, TTL.toSeconds());
+    }
+}
