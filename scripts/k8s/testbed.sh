@@ -22,6 +22,9 @@
 #       HERALD_K8S_KEEP_DIR=false.
 #   scripts/k8s/testbed.sh env
 #       Prints the cache paths (bin, crds) of this version, one `NAME=value` per line.
+#   scripts/k8s/testbed.sh tool NAME PACKAGE@VERSION
+#       Builds one more Go tool into the same cache the way `build` builds helm (once per version),
+#       e.g. helm-docs for scripts/k8s/chart-docs.sh; prints the binary's path (build log on stderr).
 #
 # Environment (all optional):
 #   HERALD_K8S_BIND_ADDRESS   address kube-apiserver binds and advertises (default 127.0.0.1);
@@ -461,5 +464,10 @@ case "${1:-}" in
   up) cmd_up "${2:-}" ;;
   down) cmd_down "${2:-}" ;;
   env) cmd_env ;;
-  *) die "usage: $0 build | up DIR | down DIR | env" ;;
+  tool)
+    need_go
+    build_go_tool "${2:?usage: testbed.sh tool NAME PACKAGE@VERSION}" "${3:?usage: testbed.sh tool NAME PACKAGE@VERSION}" >&2
+    printf '%s\n' "${BIN}/${2}"
+    ;;
+  *) die "usage: $0 build | up DIR | down DIR | env | tool NAME PACKAGE@VERSION" ;;
 esac
