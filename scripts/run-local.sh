@@ -155,7 +155,7 @@ cmd_start() {
   # Secrets go through the environment (Spring's relaxed binding), not the command line,
   # where any local user could read them with ps.
   HERALD_DISPATCHER_ADMIN_TOKEN="$admin_token" HERALD_CRYPTO_KEY="$crypto" \
-    start_service gateway "$java" "--herald.gateway.apns.trusted-certificate=${apns_cert}"
+    start_service gateway "$java" --spring.profiles.active=sandbox "--herald.gateway.apns.trusted-certificate=${apns_cert}"
   await_ready gateway
   HERALD_CRYPTO_KEY="$crypto" start_service connection-manager "$java"
   await_ready connection-manager

@@ -248,6 +248,7 @@ class LocalPlatform:
         apns = f"https://127.0.0.1:{self.sandbox.apns_port}"
         return {
             **self._backends(),
+            "spring.profiles.active": "sandbox",   # the sandbox's token hosts; ports and certificate below
             "herald.gateway.fcm.endpoint": self.sandbox.url,
             "herald.gateway.apns.sandbox-endpoint": apns,
             "herald.gateway.apns.production-endpoint": apns,

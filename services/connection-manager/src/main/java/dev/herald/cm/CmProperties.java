@@ -15,7 +15,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param mqtt        the MQTT listener
  * @param lease       how long the node's lease lives without a heartbeat: after a crash its devices
  *                    count as offline (their messages wait in their boxes) at most this long
- * @param maxInFlight QoS 1 messages sent to one device and not yet acknowledged; more wait
+ * @param maxInFlight QoS 1 messages sent to one device and not yet acknowledged (capped by the
+ *                    client's Receive Maximum); more wait
  * @param queueExpiry a node queue without consumer for this long is deleted by RabbitMQ (a dead
  *                    node's queue: it held only copies of what the boxes hold)
  * @param expirySweep how often expired messages of devices that stay away are settled {@code expired}
@@ -34,7 +35,7 @@ public record CmProperties(
      * @param host           address to bind
      * @param maxPacketSize  larger packets close the connection (MQTT 5: DISCONNECT 0x95)
      * @param connectTimeout a connection that sends no CONNECT within this is closed
-     * @param maxKeepAlive   keepalive granted at most (MQTT 5 tells the client through Server Keep Alive)
+     * @param maxKeepAlive   keepalive in seconds granted at most (MQTT 5 tells the client through Server Keep Alive)
      * @param workerThreads  Netty event-loop threads; 0 = two per core
      */
     public record Mqtt(

@@ -6,13 +6,15 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Settings of the Dispatcher ({@code herald.dispatcher.*}); each is documented in application.yaml.
+ * Settings of the Dispatcher ({@code herald.dispatcher.*}): the one place of their defaults, and of
+ * their documentation (docs/settings.md is generated from these {@code @param}s).
  *
  * @param adminToken           bearer token of the admin API; required, from the environment or args
  * @param maxPayloadBytes      limit on title + body + data + overrides serialized as JSON (APNs and
  *                             FCM both cap a notification at 4 KB)
- * @param maxTargetsPerRequest tokens or device ids one send may name
- * @param maxRequestSize       limit on a request body; larger ones get 413 before they are parsed
+ * @param maxTargetsPerRequest tokens or device ids one send may name; larger audiences use a topic
+ * @param maxRequestSize       limit on a request body (1000 FCM tokens are ~200 KB); larger ones get 413
+ *                             before they are parsed
  * @param idempotencyTtl       how long an {@code Idempotency-Key} is remembered
  * @param defaultTtl           time to live of a send that names none
  * @param maxTtl               longest time to live a send may ask for (FCM allows 28 days)

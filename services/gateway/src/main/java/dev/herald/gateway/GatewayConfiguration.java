@@ -26,14 +26,14 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.springframework.amqp.core.AcknowledgeMode;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
-import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.autoconfigure.context.LifecycleProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import tools.jackson.databind.json.JsonMapper;
@@ -56,6 +56,14 @@ public class GatewayConfiguration {
         // Acknowledged when the returned future completes, i.e. after the outcomes are recorded.
         factory.setAcknowledgeMode(AcknowledgeMode.MANUAL);
         factory.setPrefetchCount(properties.prefetch());
+        // Consumers per lane from the record, the one place of their defaults. The customizer runs
+        // after the endpoint configured the container, so nothing in the annotations overrides it.
+        Map<String, Integer> consumers = Map.of(
+                SendListener.HIGH, properties.consumers().high(),
+                SendListener.NORMAL, properties.consumers().normal(),
+                AudienceListener.ID, properties.consumers().audience());
+        factory.setContainerCustomizer(container -> container.setConcurrentConsumers(
+                consumers.get(container.getListenerId())));
         return factory;
     }
 
@@ -125,9 +133,8 @@ public class GatewayConfiguration {
     }
 
     @Bean
-    PendingWork pendingWork(ListenerConsumers consumers,
-                            @Value("${spring.lifecycle.timeout-per-shutdown-phase:30s}") Duration drainTimeout) {
-        return new PendingWork(consumers, drainTimeout);
+    PendingWork pendingWork(ListenerConsumers consumers, LifecycleProperties lifecycle) {
+        return new PendingWork(consumers, lifecycle.getTimeoutPerShutdownPhase());
     }
 
     @Bean

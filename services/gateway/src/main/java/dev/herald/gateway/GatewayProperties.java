@@ -9,11 +9,14 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * Gateway tuning. Defaults are for one replica of a horizontally scaled deployment: a modest
  * prefetch (KEDA scales replicas by queue depth, so work must stay in the queue, visible, rather
- * than buffered in a few consumers) and a bounded number of provider requests in flight.
+ * than buffered in a few consumers) and a bounded number of provider requests in flight. The
+ * endpoints default to the real FCM and APNs; the {@code sandbox} profile
+ * ({@code application-sandbox.yaml}) points them at the provider sandbox.
  *
  * @param maxInFlight   provider requests in flight at once across all lanes and providers
  * @param consumers     consumers (and so AMQP channels) per lane
- * @param prefetch      unacknowledged deliveries each consumer may hold; a delivery is a batch of targets
+ * @param prefetch      unacknowledged deliveries each consumer may hold; a delivery is a batch of targets.
+ *                      Modest, so the backlog stays visible in the queue for autoscaling
  * @param retry         how transient provider failures are retried
  * @param audience      how topic and device-list sends are expanded into batches
  * @param dedupeTtl     how long finished targets are remembered for redelivered batches
@@ -30,7 +33,13 @@ public record GatewayProperties(
         @DefaultValue Fcm fcm,
         @DefaultValue Apns apns) {
 
-    /** Consumers per lane: the high lane has its own, so bulk work never occupies them. */
+    /**
+     * Consumers per lane: the high lane has its own, so bulk work never occupies them.
+     *
+     * @param high     consumers of the high-priority send queue
+     * @param normal   consumers of the normal-priority send queue
+     * @param audience consumers of the audience queue (topic and device-list expansion)
+     */
     public record Consumers(@DefaultValue("2") int high, @DefaultValue("2") int normal, @DefaultValue("1") int audience) {
     }
 
@@ -52,30 +61,30 @@ public record GatewayProperties(
     }
 
     /**
-     * @param endpoint       FCM base URL: https://fcm.googleapis.com for the real service; the
-     *                       default is the provider sandbox. An http:// URL is spoken as h2c.
+     * @param endpoint       FCM base URL (the {@code sandbox} profile: the provider sandbox). An
+     *                       http:// URL is spoken as h2c.
      * @param connections    HTTP/2 connections in the pool; each multiplexes many requests
      * @param requestTimeout time allowed for one request before it counts as a transport failure
      * @param allowedTokenHosts hosts a service account's {@code token_uri} may name. The gateway
      *                       POSTs a signed assertion there, and the service account comes from a
      *                       tenant: without this list a tenant could make the gateway call any
-     *                       internal address. Google's, and loopback for the provider sandbox.
+     *                       internal address. Google's (the {@code sandbox} profile adds loopback).
      */
-    public record Fcm(@DefaultValue("http://127.0.0.1:9090") URI endpoint, @DefaultValue("4") int connections,
+    public record Fcm(@DefaultValue("https://fcm.googleapis.com") URI endpoint, @DefaultValue("4") int connections,
                       @DefaultValue("10s") Duration requestTimeout,
-                      @DefaultValue({"oauth2.googleapis.com", "127.0.0.1", "localhost"}) java.util.List<String> allowedTokenHosts) {
+                      @DefaultValue("oauth2.googleapis.com") java.util.List<String> allowedTokenHosts) {
     }
 
     /**
-     * @param sandboxEndpoint    APNs for apps whose credential says {@code sandbox}
-     *                           (real: https://api.sandbox.push.apple.com:443); default the provider sandbox
-     * @param productionEndpoint APNs for {@code production} credentials (real: https://api.push.apple.com:443)
+     * @param sandboxEndpoint    APNs for apps whose credential says {@code sandbox} (Apple's development
+     *                           environment, not the provider sandbox)
+     * @param productionEndpoint APNs for {@code production} credentials
      * @param trustedCertificate PEM file of the server certificate to trust instead of the JDK's
-     *                           roots; set for the provider sandbox, empty for Apple
+     *                           roots; unset for Apple, the provider sandbox's in the {@code sandbox} profile
      * @param connections        connections per credential (Pushy: gains stop near 16)
      */
-    public record Apns(@DefaultValue("https://127.0.0.1:9443") URI sandboxEndpoint,
-                       @DefaultValue("https://127.0.0.1:9443") URI productionEndpoint,
+    public record Apns(@DefaultValue("https://api.sandbox.push.apple.com:443") URI sandboxEndpoint,
+                       @DefaultValue("https://api.push.apple.com:443") URI productionEndpoint,
                        Path trustedCertificate,
                        @DefaultValue("2") int connections) {
     }

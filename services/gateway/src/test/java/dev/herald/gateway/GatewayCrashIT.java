@@ -231,6 +231,7 @@ class GatewayCrashIT {
         String java = ProcessHandle.current().info().command().orElseThrow();
         List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-jar", execJar().toString(),
                 "--server.port=" + port,
+                "--spring.profiles.active=sandbox",
                 "--spring.rabbitmq.port=" + LocalRabbit.get().port(),
                 "--herald.redis-uri=" + LocalRedis.get().uri(),
                 "--herald.crypto-key=" + CRYPTO_KEY,

@@ -11,6 +11,8 @@ import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
+import dev.herald.gateway.consume.AudienceListener;
+import dev.herald.gateway.consume.SendListener;
 import dev.herald.store.app.ApnsCredential;
 import dev.herald.store.app.AppStore;
 import dev.herald.store.app.FcmCredential;
@@ -40,8 +42,11 @@ import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
+import org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import tools.jackson.databind.json.JsonMapper;
@@ -57,6 +62,7 @@ import tools.jackson.databind.json.JsonMapper;
         "herald.gateway.retry.max-backoff=100ms",
         "herald.gateway.audience.page-size=500",
         "herald.gateway.audience.batch-size=200"})
+@ActiveProfiles("sandbox") // the provider sandbox's token hosts and certificate; its ports are set below
 class GatewayDeliveryTests {
     private static final String CRYPTO_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
     private static ProviderSandbox sandbox;
@@ -73,6 +79,10 @@ class GatewayDeliveryTests {
     JsonMapper json;
     @Autowired
     PrometheusMeterRegistry prometheus;
+    @Autowired
+    RabbitListenerEndpointRegistry listeners;
+    @Autowired
+    GatewayProperties properties;
 
     @BeforeAll
     static void startSandbox() {
@@ -144,6 +154,15 @@ class GatewayDeliveryTests {
 
     private static String id() {
         return UUID.randomUUID().toString();
+    }
+
+    @Test
+    void eachLaneHasTheConsumersItsSettingNames() {
+        Map<String, Integer> expected = Map.of(SendListener.HIGH, properties.consumers().high(),
+                SendListener.NORMAL, properties.consumers().normal(), AudienceListener.ID, properties.consumers().audience());
+        expected.forEach((id, consumers) -> await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(((SimpleMessageListenerContainer) listeners.getListenerContainer(id)).getActiveConsumerCount())
+                        .as(id).isEqualTo(consumers)));
     }
 
     @Test

@@ -6,14 +6,17 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Sandbox settings. The FCM port is {@code server.port} (alias {@code herald.sandbox.fcm-port}).
+ * Sandbox settings. The FCM port is {@code server.port} (alias {@code herald.sandbox.fcm-port}, default
+ * 9090, in provider-sandbox.yaml). {@link Faults} is nested: {@code herald.sandbox.faults.*}.
  *
  * @param apnsPort              APNs (HTTP/2 over TLS) port; 0 picks a free one, see {@link SandboxPorts}
  * @param apnsCertificatePath   where the self-signed APNs certificate is written as PEM so clients can
- *                              trust it; default {@code ${java.io.tmpdir}/herald-sandbox-apns.pem}
+ *                              trust it; default {@code herald-sandbox-apns.pem} in the directory
+ *                              {@code java.io.tmpdir} names
  * @param apnsCertificateNames  DNS names and IP addresses the certificate is valid for; add the
  *                              sandbox's service name when clients reach it by another name
  * @param tokenUri              {@code token_uri} advertised in the demo service account; default
@@ -29,7 +32,7 @@ public record SandboxProperties(
         @DefaultValue({"localhost", "127.0.0.1", "::1"}) List<String> apnsCertificateNames,
         URI tokenUri,
         @DefaultValue("1h") Duration accessTokenTtl,
-        @DefaultValue Faults faults) {
+        @DefaultValue @NestedConfigurationProperty Faults faults) {
 
     public SandboxProperties {
         if (apnsCertificatePath == null) {

@@ -12,6 +12,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 /** Consumes topic and device-list sends and expands their audience into send batches. */
 public final class AudienceListener {
+    /** Listener id; its consumer count comes from {@code herald.gateway.consumers.audience} (GatewayConfiguration). */
+    public static final String ID = "audience";
+
     private final AudienceExpander expander;
     private final PendingWork pending;
     private final JsonMapper json;
@@ -22,7 +25,7 @@ public final class AudienceListener {
         this.json = json;
     }
 
-    @RabbitListener(id = "audience", queues = Queues.AUDIENCE, concurrency = "${herald.gateway.consumers.audience:1}")
+    @RabbitListener(id = ID, queues = Queues.AUDIENCE)
     public CompletableFuture<Void> expand(Message message) {
         AudienceJob job;
         try {

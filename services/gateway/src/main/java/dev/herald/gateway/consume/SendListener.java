@@ -16,6 +16,10 @@ import tools.jackson.databind.json.JsonMapper;
  * delivery only when the batch's outcomes are recorded, and requeue it if that fails.
  */
 public final class SendListener {
+    /** Listener ids; their consumer counts come from {@code herald.gateway.consumers.*} (GatewayConfiguration). */
+    public static final String HIGH = "send-high";
+    public static final String NORMAL = "send-normal";
+
     private final BatchDelivery delivery;
     private final PendingWork pending;
     private final JsonMapper json;
@@ -26,12 +30,12 @@ public final class SendListener {
         this.json = json;
     }
 
-    @RabbitListener(id = "send-high", queues = Queues.SEND_HIGH, concurrency = "${herald.gateway.consumers.high:2}")
+    @RabbitListener(id = HIGH, queues = Queues.SEND_HIGH)
     public CompletableFuture<Void> high(Message message) {
         return handle(message);
     }
 
-    @RabbitListener(id = "send-normal", queues = Queues.SEND_NORMAL, concurrency = "${herald.gateway.consumers.normal:2}")
+    @RabbitListener(id = NORMAL, queues = Queues.SEND_NORMAL)
     public CompletableFuture<Void> normal(Message message) {
         return handle(message);
     }

@@ -1,0 +1,14 @@
+package dev.herald.cm;
+
+import dev.herald.store.StoreProperties;
+import dev.herald.testsupport.settings.ChartConfig;
+import org.junit.jupiter.api.Test;
+
+/** charts/connection-manager sets only what differs from the defaults, and documents the defaults the metadata has. */
+class ChartSettingsTests {
+
+    @Test
+    void theChartAgreesWithTheSettingsMetadata() {
+        ChartConfig.assertAgrees("connection-manager", CmProperties.class, StoreProperties.class);
+    }
+}

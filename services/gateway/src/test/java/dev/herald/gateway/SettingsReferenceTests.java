@@ -1,0 +1,14 @@
+package dev.herald.gateway;
+
+import dev.herald.store.StoreProperties;
+import dev.herald.testsupport.settings.SettingsReference;
+import org.junit.jupiter.api.Test;
+
+/** docs/settings.md lists exactly the settings this module's metadata declares. */
+class SettingsReferenceTests {
+
+    @Test
+    void theSettingsReferenceIsCurrent() {
+        SettingsReference.assertCurrent("gateway", GatewayProperties.class);
+    }
+}

@@ -1,0 +1,14 @@
+package dev.herald.sandbox;
+
+import dev.herald.sandbox.faults.Faults;
+import dev.herald.testsupport.settings.SettingsReference;
+import org.junit.jupiter.api.Test;
+
+/** docs/settings.md lists exactly the settings this module's metadata declares. */
+class SettingsReferenceTests {
+
+    @Test
+    void theSettingsReferenceIsCurrent() {
+        SettingsReference.assertCurrent("provider-sandbox", SandboxProperties.class, Faults.class);
+    }
+}
