@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Connection-manager benchmarks (stdlib only, asyncio with bare protocols so the client stays light).
 
   connections: hold N idle MQTT 5 connections (CONNECT + SUBSCRIBE) on one CM node, spread over
@@ -22,7 +21,8 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
+
+from ..servers import http_json
 
 
 def varint(n):
@@ -223,18 +223,15 @@ async def http_post(reader, writer, path, key, body):
     return int(status_line.split()[1]), closing
 
 
-def api(method, url, token, body=None):
-    request = urllib.request.Request(url, method=method, data=None if body is None else json.dumps(body).encode(),
-                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.load(response)
-
-
 async def delivery(args):
     ids = [f"bench-dev-{n}" for n in range(args.devices)]
     passwords = []
     for d in ids:
-        passwords.append(api("PUT", f"{args.api}/v1/apps/{args.app}/devices/{d}", args.key, {"channel": "mqtt"})["mqtt"]["password"])
+        status, answer = http_json("PUT", f"{args.api}/v1/apps/{args.app}/devices/{d}", {"channel": "mqtt"},
+                                   {"Authorization": f"Bearer {args.key}"}, timeout=30)
+        if status >= 300:
+            raise SystemExit(f"device registration failed: {status} {answer}")
+        passwords.append(answer["mqtt"]["password"])
     latencies, seen = [], set()
 
     def on_message(payload, received_ms):
@@ -301,8 +298,8 @@ async def delivery(args):
         d.transport.close()
 
 
-def main():
-    parser = argparse.ArgumentParser()
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m herald_load.bench.mqtt")
     parser.add_argument("mode", choices=["connections", "delivery"])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=1883)
@@ -320,7 +317,7 @@ def main():
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--to", choices=["devices", "tokens"], default="devices")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     asyncio.run(connections(args) if args.mode == "connections" else delivery(args))
 
 

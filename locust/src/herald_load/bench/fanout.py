@@ -1,12 +1,13 @@
-#!/usr/bin/env python3
 """Fan-out benchmark: N notifications to N distinct FCM tokens through the whole pipeline.
 
 Registers N devices on one topic (outside the measured window), sends one topic push, and measures
 from the API's accept to the provider sandbox's receipt of the last notification. Prints
 notifications/s, and CPU seconds and peak RSS per service (read from /proc for the PIDs given).
 
-Assumes the platform runs (scripts/run-local.sh) and an app with FCM credentials exists.
-Standard library only, so it runs on a fresh machine.
+Assumes the platform runs (scripts/run-local.sh) and an app with FCM credentials exists
+(scripts/bench.sh, :mod:`herald_load.bench.run`, provisions one). Standard library only, so it runs
+on a fresh machine. Registers its devices over kept-alive connections of its own: 100,000
+registrations are the set-up's bulk.
 """
 import argparse
 import concurrent.futures
@@ -70,8 +71,8 @@ def request(host, port, method, path, body=None, headers=None):
                 raise
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m herald_load.bench.fanout", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--api", default="127.0.0.1:8080")
     p.add_argument("--sandbox", default="http://127.0.0.1:9090")
     p.add_argument("--app", default="bench")
@@ -80,7 +81,7 @@ def main():
     p.add_argument("--topic", default="fanout")
     p.add_argument("--pids", default="", help="name=pid,... of services to report CPU and RSS for")
     p.add_argument("--timeout", type=float, default=300)
-    a = p.parse_args()
+    a = p.parse_args(argv)
     host, port = a.api.split(":")
     port = int(port)
     auth = {"Authorization": f"Bearer {a.key}"}
