@@ -131,15 +131,11 @@ class LocalPlatform:
                 groups[service].append(process)
 
     def status(self) -> list[str]:
-        """One line per server: running (pid, port) or stopped."""
+        """One line per server of the local run: running (pid, port) or stopped."""
+        running = self.processes()
         lines = []
-        named = {"provider-sandbox": self.sandbox and self.sandbox.process,
-                 "gateway": self.gateways and self.gateways[0],
-                 "connection-manager": self.connection_managers and self.connection_managers[0],
-                 "dispatcher": self.dispatchers and self.dispatchers[0],
-                 "rabbitmq": self.rabbit and self.rabbit.process,
-                 "redis": self.redis and self.redis.process}
-        for name, process in named.items():
+        for name in (*SERVICES, "rabbitmq", "redis"):
+            process = running.get(name)
             state = (f"running (pid {process.pid}, port {process.port})"
                      if process and process.alive() else "stopped")
             lines.append(f"{name + ':':<19} {state}")
@@ -173,18 +169,21 @@ class LocalPlatform:
         assert self.sandbox is not None, "start_infrastructure() first"
         return self.sandbox.url
 
-    def pids(self) -> dict[str, int]:
-        """Process ids by role (for CPU accounting)."""
+    def processes(self) -> dict[str, ChildProcess]:
+        """The processes this platform runs, by role (replicas numbered on free ports)."""
         named = {"redis": self.redis and self.redis.process,
                  "rabbitmq": self.rabbit and self.rabbit.process,
                  "provider-sandbox": self.sandbox and self.sandbox.process}
-        out = {name: p.pid for name, p in named.items() if p and p.alive()}
+        out = {name: process for name, process in named.items() if process}
         for group, prefix in ((self.dispatchers, "dispatcher"), (self.gateways, "gateway"),
                               (self.connection_managers, "connection-manager")):
             for i, replica in enumerate(group, start=1):
-                if replica.alive():
-                    out[self._name(prefix, i)] = replica.pid
+                out[self._name(prefix, i)] = replica
         return out
+
+    def pids(self) -> dict[str, int]:
+        """Process ids by role (for CPU accounting)."""
+        return {name: process.pid for name, process in self.processes().items() if process.alive()}
 
     # ------------------------------------------------------------------ infrastructure
 
