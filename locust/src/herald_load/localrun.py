@@ -68,7 +68,11 @@ def local_platform(root: Path | None = None, say: Callable[[str], None] = print)
 
 def build(root: Path, say: Callable[[str], None] = print) -> None:
     say("==> building the services (mvn -B -q package -DskipTests)")
-    if subprocess.run(["mvn", "-B", "-q", "package", "-DskipTests"], cwd=root).returncode != 0:
+    try:
+        built = subprocess.run(["mvn", "-B", "-q", "package", "-DskipTests"], cwd=root).returncode == 0
+    except OSError as error:   # no mvn
+        raise PlatformError(f"cannot run Maven: {error}") from None
+    if not built:
         raise PlatformError("build failed (RabbitMQ and Redis keep running; "
                             "scripts/run-local.sh stop stops them)")
 
