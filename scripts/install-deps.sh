@@ -4,7 +4,7 @@
 # Idempotent: packages already installed are left alone, and `apt-get update`
 # runs at most once, only when something is missing. Starts nothing: the Java
 # integration tests start their own RabbitMQ/Redis on free ports, and
-# scripts/local-infra.sh starts the ones of a local run.
+# scripts/run-local.sh (herald_load) starts the ones of a local run.
 #
 # Usage: scripts/install-deps.sh
 set -euo pipefail
@@ -20,7 +20,7 @@ PACKAGES=(
   wrk               # HTTP load generator
   etcd-server       # the charts' test control plane (scripts/k8s/testbed.sh)
   python3-venv      # venv for the locust/ Python tests
-  curl              # used by scripts/demo.sh and readiness checks
+  curl              # readiness checks (scripts/k8s)
 )
 # Maven normally comes with the machine; install Debian's only if there is none.
 command -v mvn >/dev/null 2>&1 || PACKAGES+=(maven)
@@ -106,7 +106,7 @@ fi
 
 # The local run (scripts/run-local.sh) needs the fixed ports 5672/15672/6379. Tests
 # don't (they pick free ports), so a conflict is only reported here, not fatal.
-if ! "${HERALD_ROOT}/scripts/local-infra.sh" check-ports; then
+if ! PYTHONPATH="${HERALD_ROOT}/locust/src" python3 -m herald_load local check-ports; then
   warn "the ports above are taken: tests are unaffected, but scripts/run-local.sh will not start until they are free"
 fi
 

@@ -1,10 +1,17 @@
-"""LocalPlatform's command lines, checked without starting anything."""
+"""LocalPlatform's command lines and the local run's fixed-port mode, checked without starting
+servers."""
 
 from __future__ import annotations
 
+import os
+import socket
 from types import SimpleNamespace
 
+import pytest
+
 from herald_load.local import LocalPlatform, ProviderSandbox
+from herald_load.processes import FIXED_PORTS, ChildProcess, PlatformError, require_free
+from herald_load.servers import RabbitMQ, Redis, pinned_settings
 
 
 def test_a_gateway_command_points_at_this_platform_and_its_arguments_win(tmp_path):
@@ -32,3 +39,88 @@ def test_a_gateway_command_points_at_this_platform_and_its_arguments_win(tmp_pat
     # Secrets go by environment, never on the command line.
     assert not any(platform.crypto_key in a or platform.admin_token in a for a in command)
     assert platform.service_env()["HERALD_CRYPTO_KEY"] == platform.crypto_key
+
+
+# ------------------------------------------------------------------ the local run's fixed-port mode
+
+def test_the_local_run_uses_the_well_known_ports_one_of_each_with_pid_files(tmp_path):
+    platform = LocalPlatform(tmp_path, fixed_ports=True, root=tmp_path, log=lambda _: None,
+                             admin_token="admin", crypto_key="key")
+
+    assert (platform._port("dispatcher"), platform._port("gateway"),
+            platform._port("connection-manager"), platform._port("mqtt"),
+            platform._port("provider-sandbox"), platform._port("apns")) == (8080, 8081, 8082, 1883, 9090, 9443)
+    assert platform._name("gateway", 1) == "gateway"
+    assert platform._pid_file("gateway") == tmp_path.resolve() / "gateway.pid"
+    assert platform._log("gateway") == tmp_path.resolve() / "gateway.log"   # .run/<service>.log
+    assert (platform.admin_token, platform.crypto_key) == ("admin", "key")
+
+
+def test_a_load_run_uses_free_ports_and_numbered_replicas_without_pid_files(tmp_path):
+    platform = LocalPlatform(tmp_path, log=lambda _: None)
+
+    assert platform._port("gateway") not in FIXED_PORTS.values()
+    assert platform._name("gateway", 2) == "gateway-2"
+    assert platform._pid_file("gateway") is None
+    assert platform.logs == tmp_path.resolve() / "logs"
+
+
+def test_redis_and_rabbitmq_start_with_the_pinned_settings_the_java_tests_read(tmp_path):
+    settings = pinned_settings()
+    assert settings["redis.save"] == "" and settings["redis.appendonly"] == "no"
+
+    redis = Redis(tmp_path / "redis", tmp_path / "redis.log", fixed_ports=True)
+    command = redis.command()
+    assert command[1:3] == ["--port", "6379"]
+    assert " ".join(command).count("--save") == 1
+    assert command[command.index("--save") + 1] == "" and "--appendonly" in command
+    assert command[command.index("--bind") + 1] == "127.0.0.1"
+
+    rabbit = RabbitMQ(tmp_path / "rabbitmq", tmp_path / "rabbitmq.log", fixed_ports=True)
+    assert rabbit.ports == (5672, 15672, 25672, 15692) and rabbit.node == "herald@localhost"
+    config = rabbit.config().splitlines()
+    assert {"loopback_users = none", "listeners.tcp.default = 127.0.0.1:5672",
+            "management.tcp.port = 15672", "prometheus.tcp.port = 15692"} <= set(config)
+    assert rabbit.environment()["RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS"].startswith("-kernel")
+
+    on_free_ports = RabbitMQ(tmp_path / "other", tmp_path / "other.log")
+    assert not set(on_free_ports.ports) & set(FIXED_PORTS.values())
+    assert on_free_ports.node != rabbit.node
+
+
+def test_a_fixed_port_taken_by_someone_else_is_named_not_taken_over(tmp_path):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        with pytest.raises(PlatformError, match=f"{port}"):
+            require_free("Redis", [port])
+    require_free("Redis", [port])   # free again: no error
+
+
+def test_a_process_left_running_is_found_again_by_its_pid_file_and_stopped(tmp_path):
+    pid_file = tmp_path / "sleeper.pid"
+    started = ChildProcess("sleeper", ["sleep", "300"], tmp_path / "sleeper.log", pid_file=pid_file)
+
+    adopted = ChildProcess.adopt("sleeper", pid_file, tmp_path / "sleeper.log")
+    assert adopted is not None and adopted.pid == started.pid and adopted.alive()
+
+    adopted.stop(5)
+    started.popen.wait(5)   # reap it (in a real stop the starting process is long gone)
+    assert not pid_file.exists()
+    assert ChildProcess.adopt("sleeper", pid_file, tmp_path / "sleeper.log") is None
+
+
+def test_a_pid_file_whose_pid_now_names_another_process_is_not_adopted(tmp_path):
+    pid_file = tmp_path / "stale.pid"
+    pid_file.write_text(f"{os.getpid()} 1\n")   # our pid, but not the start time written
+
+    assert ChildProcess.adopt("stale", pid_file, tmp_path / "stale.log") is None
+
+
+def test_stop_of_a_local_run_that_is_not_running_finds_nothing_to_stop(tmp_path):
+    platform = LocalPlatform(tmp_path, fixed_ports=True, root=tmp_path, log=lambda _: None)
+    platform.attach()
+
+    assert all(line.endswith("stopped") for line in platform.status())
+    platform.close()

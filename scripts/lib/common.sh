@@ -29,21 +29,6 @@ random_hex() {
   od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'
 }
 
-# True if something accepts TCP connections on 127.0.0.1:<port>.
-# Uses bash's /dev/tcp so it needs no extra tools.
-port_in_use() {
-  local port="$1"
-  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/${port}" 2>/dev/null
-}
-
-# Describes who listens on <port> (best effort, for error messages).
-port_owner() {
-  local port="$1"
-  if command -v ss >/dev/null 2>&1; then
-    ss -Hltnp "sport = :${port}" 2>/dev/null | sed 's/^/    /' || true
-  fi
-}
-
 # True if <pid-file> names a live process whose command line contains <pattern>.
 # The pattern check guards against a stale pid file whose pid got reused.
 pid_file_alive() {

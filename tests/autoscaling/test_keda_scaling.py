@@ -28,6 +28,7 @@ import pytest
 from cluster import Keda, Kube, NetNs, ControlPlane, make_ca, make_cert, run
 from herald_load.local import LocalPlatform
 from herald_load.processes import wait_until
+from herald_load.provisioning import Provisioner
 from herald_load.servers import RabbitMQ, http_json
 from reconciler import GatewayReconciler
 from timeline import Recorder, Sample, plot, write_csv
@@ -278,13 +279,8 @@ def execute(scenario: Scenario) -> dict:
 # ------------------------------------------------------------------ helpers of the run
 
 def create_app(platform: LocalPlatform) -> str:
-    status, body = platform.dispatcher_api("POST", "/v1/apps", {"id": "scale", "name": "Autoscaling scenario"})
-    assert status == 201, f"create app: {status} {body}"
-    key = body["apiKey"]["key"]
-    _, demo = platform.sandbox.api("GET", "/sandbox/demo-credentials")
-    status, body = platform.dispatcher_api("PUT", "/v1/apps/scale/credentials/fcm", {"serviceAccount": demo["fcm"]["serviceAccount"]})
-    assert status == 204, f"FCM credentials: {status} {body}"
-    return key
+    provisioner = Provisioner(platform.dispatcher_urls[0], platform.admin_token, platform.sandbox_url)
+    return provisioner.create_app("scale", name="Autoscaling scenario").api_key
 
 
 def publish_backlog(platform: LocalPlatform, key: str) -> list[str]:

@@ -1,11 +1,18 @@
-"""``python -m herald_load``: scale-out runs and their report.
+"""``python -m herald_load``: the local platform, benchmarks, scale-out runs and their report.
+
+    python -m herald_load local start|stop|status     # scripts/run-local.sh (standard library only)
+    python -m herald_load bench [fanout|accept|cm-connections|cm-delivery|all]   # scripts/bench.sh
+    python -m herald_load capacity gateway --max-n 4 --target 1500 [--run-id ID]   # scripts/scale-out.sh
 
     python -m herald_load scale-out runs/<run-id> --service gateway --max-n 4      # local
     python -m herald_load scale-out runs/<run-id> --n 5                             # one more N
     python -m herald_load scale-out runs/<run-id> --mode kubernetes --namespace herald ...
     python -m herald_load report runs/<run-id> --target 1500                       # notebook -> HTML
 
-A run folder that already holds complete N are skipped (resume). ``report`` executes the
+``capacity`` is the two in one (what ``scripts/scale-out.sh`` runs): builds the jars if missing,
+measures into ``locust/runs/<run-id>/`` (default ``<service>-<UTC date>``, git-ignored) and writes
+the report there; its ``--target``, ``--fit-max-n`` and ``--warmup`` go to the report, the rest to
+the runner. A run folder that already holds complete N are skipped (resume). ``report`` executes the
 scale-out notebook headless (nbconvert) into ``<run>/report/scale-out.html`` and writes the
 capacity package's own report (HTML + JSON) beside it.
 """
@@ -13,13 +20,16 @@ capacity package's own report (HTML + JSON) beside it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
-from .scaleout import SCENARIOS, ScaleOutSettings, run_local
+# Subcommands that need no third-party package (a fresh machine's python3 runs them), by name.
+STANDARD_LIBRARY_COMMANDS = {"local": "localrun", "bench": "bench.run"}
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .scaleout import SCENARIOS, ScaleOutSettings
     parser = argparse.ArgumentParser(prog="python -m herald_load",
                                      description="Herald scale-out runs and capacity report.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -70,7 +80,40 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def capacity(argv: list[str]) -> int:
+    """``capacity SERVICE [--run-id ID] [runner and report options]``: scale-out, then report."""
+    from datetime import datetime, timezone
+    from .processes import build_jars_if_missing, repository_root
+    if not argv or argv[0] not in ("gateway", "dispatcher"):
+        print("usage: python -m herald_load capacity gateway|dispatcher [--max-n K] "
+              "[--target X/s] [--run-id ID] ...", file=sys.stderr)
+        return 2
+    service, rest = argv[0], argv[1:]
+    run_id = f"{service}-{datetime.now(timezone.utc):%Y%m%d}"
+    runner, report = [], []
+    while rest:
+        option = rest.pop(0)
+        if option == "--run-id":
+            run_id = rest.pop(0)
+        elif option in ("--target", "--fit-max-n", "--warmup"):
+            report += [option, rest.pop(0)]
+        else:
+            runner.append(option)
+    build_jars_if_missing(["provider-sandbox", "dispatcher", "gateway"])
+    run_dir = str(repository_root() / "locust" / "runs" / run_id)
+    print(f"==> scale-out run {run_dir}", flush=True)
+    main(["scale-out", run_dir, "--service", service, *runner])
+    print("==> report", flush=True)
+    return main(["report", run_dir, *report])
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in STANDARD_LIBRARY_COMMANDS:
+        module = importlib.import_module(f".{STANDARD_LIBRARY_COMMANDS[argv[0]]}", __package__)
+        return module.main(argv[1:])
+    if argv and argv[0] == "capacity":
+        return capacity(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "report":
         from .notebook import execute_report
@@ -79,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                              warmup_s=args.warmup)
         print(f"report: {out}")
         return 0
+    from .scaleout import ScaleOutSettings, run_local
     replicas = sorted(set(args.n)) if args.n else list(range(1, args.max_n + 1))
     settings = ScaleOutSettings(service=args.service, duration_s=args.duration,
                                 sandbox_latency_ms=args.sandbox_latency_ms,

@@ -1,15 +1,18 @@
-"""The Herald platform as local processes on free loopback ports, all real: RabbitMQ, Redis, the
+"""The Herald platform as local processes on loopback ports, all real: RabbitMQ, Redis, the
 provider sandbox, and any number of dispatcher, gateway or connection-manager replicas.
 
-Unlike ``scripts/run-local.sh`` (fixed ports 5672, 6379, 8080, ...: those belong to whoever runs
-the platform by hand) every port here is a free one (:func:`herald_load.processes.free_port`), so
-a load run, a test and a developer's platform can share the machine. Everything lives in one work
-folder (logs under ``logs/``, the RabbitMQ node's and Redis' data, the sandbox's APNs certificate)
-and everything started is stopped again by :meth:`LocalPlatform.close` (also when start-up fails
-half-way).
+By default every port is a free one (:func:`herald_load.processes.free_port`), so a load run, a
+test and a developer's platform can share the machine, and everything started is stopped again by
+:meth:`LocalPlatform.close` (also when start-up fails half-way). With ``fixed_ports`` it is the
+developer's platform of ``scripts/run-local.sh`` (:mod:`herald_load.localrun`): one of each service
+on the well-known ports (:data:`herald_load.processes.FIXED_PORTS`), each with a pid file, left
+running by :meth:`LocalPlatform.detach` and stopped from another process by
+:meth:`LocalPlatform.attach` + :meth:`LocalPlatform.close`. Everything lives in one work folder
+(logs, the RabbitMQ node's and Redis' data, the sandbox's APNs certificate).
 
-Used by the load runs (:mod:`herald_load.scaleout`, the smoke tests) and by the KEDA scenario in
-``tests/autoscaling`` (whose stand-in kubelet starts gateways from :meth:`gateway_command`).
+Used by the local run, the load runs (:mod:`herald_load.scaleout`, the smoke tests) and the KEDA
+scenario in ``tests/autoscaling`` (whose stand-in kubelet starts gateways from
+:meth:`gateway_command`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import signal
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from .processes import ChildProcess, PlatformError, find_java, free_port, service_jar, repository_root
+from .processes import (FIXED_PORTS, ChildProcess, PlatformError, find_java, free_port,
+                        repository_root, require_free, service_jar)
 from .servers import SEND_QUEUES, RabbitMQ, Redis, http_json
 
 __all__ = ["LocalPlatform", "ProviderSandbox", "DEFAULT_JVM_OPTIONS"]
@@ -29,6 +33,9 @@ __all__ = ["LocalPlatform", "ProviderSandbox", "DEFAULT_JVM_OPTIONS"]
 # threads per JVM would compete with the work being measured.
 DEFAULT_JVM_OPTIONS = ("-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError")
 READINESS = "/actuator/health/readiness"
+# Start order: the gateway trusts the certificate the sandbox writes on start-up; the dispatcher
+# is the last piece a client needs. Stopped in the reverse order.
+SERVICES = ("provider-sandbox", "gateway", "connection-manager", "dispatcher")
 
 
 class ProviderSandbox:
@@ -73,15 +80,18 @@ class LocalPlatform:
 
     def __init__(self, workdir: Path, *, sandbox_latency_ms: int = 50,
                  jvm_options: Iterable[str] = DEFAULT_JVM_OPTIONS, root: Path | None = None,
-                 log: Callable[[str], None] = print):
+                 log: Callable[[str], None] = print, fixed_ports: bool = False,
+                 admin_token: str | None = None, crypto_key: str | None = None):
         self.workdir = Path(workdir).resolve()
-        self.logs = self.workdir / "logs"
+        self.fixed_ports = fixed_ports
+        # The local run keeps its logs beside its pid files and secrets (.run/<service>.log).
+        self.logs = self.workdir if fixed_ports else self.workdir / "logs"
         self.root = root or repository_root()
         self.sandbox_latency_ms = sandbox_latency_ms
         self.jvm_options = list(jvm_options)
         self.say = log
-        self.admin_token = secrets.token_hex(24)
-        self.crypto_key = base64.b64encode(secrets.token_bytes(32)).decode()
+        self.admin_token = admin_token or secrets.token_hex(24)
+        self.crypto_key = crypto_key or base64.b64encode(secrets.token_bytes(32)).decode()
         self.redis: Redis | None = None
         self.rabbit: RabbitMQ | None = None
         self.sandbox: ProviderSandbox | None = None
@@ -98,14 +108,45 @@ class LocalPlatform:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def detach(self) -> None:
+        """Leaves everything running when this process ends (fixed ports: their pid files name
+        them for :meth:`attach`); :meth:`close` stops nothing afterwards."""
+        self.connection_managers, self.gateways, self.dispatchers = [], [], []
+        self.sandbox = self.redis = self.rabbit = None
+
+    def attach(self) -> None:
+        """Takes over what a fixed-port platform in this work folder left running (pid files),
+        so that :meth:`close` stops it or :meth:`status` shows it."""
+        assert self.fixed_ports, "only a fixed-port platform leaves processes running"
+        self.redis = Redis.adopt(self.workdir / "redis", self.logs / "redis.log")
+        self.rabbit = RabbitMQ.adopt(self.workdir / "rabbitmq", self.logs / "rabbitmq.log")
+        groups = {"dispatcher": self.dispatchers, "gateway": self.gateways,
+                  "connection-manager": self.connection_managers}
+        for service in SERVICES:
+            process = ChildProcess.adopt(service, self._pid_file(service), self._log(service),
+                                         FIXED_PORTS[service])
+            if process and service == "provider-sandbox":
+                self.sandbox = ProviderSandbox(process, FIXED_PORTS["apns"], self._certificate)
+            elif process:
+                groups[service].append(process)
+
+    def status(self) -> list[str]:
+        """One line per server of the local run: running (pid, port) or stopped."""
+        running = self.processes()
+        lines = []
+        for name in (*SERVICES, "rabbitmq", "redis"):
+            process = running.get(name)
+            state = (f"running (pid {process.pid}, port {process.port})"
+                     if process and process.alive() else "stopped")
+            lines.append(f"{name + ':':<19} {state}")
+        return lines
+
     def close(self) -> None:
         """Stops everything this platform started, services first, then the brokers."""
-        for group in (self.connection_managers, self.gateways, self.dispatchers):
-            self._stop_all(group)
-        if self.sandbox:
-            self.sandbox.process.stop(20)
+        self.stop_services()
         for server in (self.redis, self.rabbit):
             if server:
+                self._announce_stop(server.process)
                 server.stop()
         self.sandbox = self.redis = self.rabbit = None
 
@@ -128,26 +169,29 @@ class LocalPlatform:
         assert self.sandbox is not None, "start_infrastructure() first"
         return self.sandbox.url
 
-    def pids(self) -> dict[str, int]:
-        """Process ids by role (for CPU accounting)."""
+    def processes(self) -> dict[str, ChildProcess]:
+        """The processes this platform runs, by role (replicas numbered on free ports)."""
         named = {"redis": self.redis and self.redis.process,
                  "rabbitmq": self.rabbit and self.rabbit.process,
                  "provider-sandbox": self.sandbox and self.sandbox.process}
-        out = {name: p.pid for name, p in named.items() if p and p.alive()}
+        out = {name: process for name, process in named.items() if process}
         for group, prefix in ((self.dispatchers, "dispatcher"), (self.gateways, "gateway"),
                               (self.connection_managers, "connection-manager")):
             for i, replica in enumerate(group, start=1):
-                if replica.alive():
-                    out[f"{prefix}-{i}"] = replica.pid
+                out[self._name(prefix, i)] = replica
         return out
+
+    def pids(self) -> dict[str, int]:
+        """Process ids by role (for CPU accounting)."""
+        return {name: process.pid for name, process in self.processes().items() if process.alive()}
 
     # ------------------------------------------------------------------ infrastructure
 
     def start_infrastructure(self) -> None:
         """Redis, RabbitMQ (with its management API) and the provider sandbox, in parallel."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.redis = Redis(self.workdir / "redis", self.logs / "redis.log")
-        self.rabbit = RabbitMQ(self.workdir / "rabbitmq", self.logs / "rabbitmq.log")
+        self.redis = self._broker(Redis, "redis")
+        self.rabbit = self._broker(RabbitMQ, "rabbitmq")
         self.sandbox = self._start_sandbox()
         self.redis.await_ready(30)
         self.rabbit.await_ready(120)
@@ -157,14 +201,28 @@ class LocalPlatform:
                  f"(management {self.rabbit.management_port}), Redis {self.redis.uri}, "
                  f"sandbox {self.sandbox_url} (latency {self.sandbox_latency_ms} ms)")
 
+    def _broker(self, kind: type, name: str):
+        """A RabbitMQ or Redis started in ``workdir/<name>``; on fixed ports the one an earlier
+        local run left there is reused (its data, e.g. the apps, survives a restart of the
+        services)."""
+        folder, log = self.workdir / name, self.logs / f"{name}.log"
+        running = kind.adopt(folder, log) if self.fixed_ports else None
+        if running:
+            self.say(f"{name}: reusing ours (pid {running.process.pid}, port {running.port})")
+            return running
+        return kind(folder, log, fixed_ports=self.fixed_ports).start()
+
+    @property
+    def _certificate(self) -> Path:
+        return self.workdir / "sandbox-apns.pem"
+
     def _start_sandbox(self) -> ProviderSandbox:
-        apns_port = free_port()
-        certificate = self.workdir / "sandbox-apns.pem"
+        apns_port = self._port("apns")
         process = self._java_service("provider-sandbox", "provider-sandbox", {
             "herald.sandbox.apns-port": apns_port,
-            "herald.sandbox.apns-certificate-path": certificate,
-            "herald.sandbox.faults.latency-ms": self.sandbox_latency_ms})
-        return ProviderSandbox(process, apns_port, certificate)
+            "herald.sandbox.apns-certificate-path": self._certificate,
+            "herald.sandbox.faults.latency-ms": self.sandbox_latency_ms}, extra_ports=[apns_port])
+        return ProviderSandbox(process, apns_port, self._certificate)
 
     def queue_depths(self) -> dict[str, int]:
         """Ready + unacknowledged messages per Herald queue (RabbitMQ's management API)."""
@@ -202,17 +260,36 @@ class LocalPlatform:
         return [self.java, *options, "-jar", str(service_jar(service, self.root)),
                 f"--server.port={port}", *(f"--{k}={v}" for k, v in args.items())]
 
+    def _port(self, name: str) -> int:
+        return FIXED_PORTS[name] if self.fixed_ports else free_port()
+
+    def _name(self, service: str, replica: int) -> str:
+        return service if self.fixed_ports else f"{service}-{replica}"
+
+    def _pid_file(self, name: str) -> Path | None:
+        return self.workdir / f"{name}.pid" if self.fixed_ports else None
+
+    def _log(self, name: str) -> Path:
+        return self.logs / f"{name}.log"
+
     def _java_service(self, service: str, name: str, args: Mapping[str, object],
-                      env: dict[str, str] | None = None) -> ChildProcess:
-        port = free_port()
-        return ChildProcess(name, self._command(service, port, args), self.logs / f"{name}.log",
-                            env=env, port=port)
+                      env: dict[str, str] | None = None, extra_ports: Iterable[int] = ()) -> ChildProcess:
+        port = self._port(service)
+        log = self._log(name)
+        if self.fixed_ports:
+            require_free(name, [port, *extra_ports])
+            if log.exists():   # the previous run's log stays beside the new one
+                log.replace(log.with_name(log.name + ".1"))
+            self.say(f"starting {name} (log {log})")
+        return ChildProcess(name, self._command(service, port, args), log, env=env, port=port,
+                            pid_file=self._pid_file(name))
 
     def _await_ready(self, start: Callable[[], ChildProcess | ProviderSandbox],
                      started=None, attempts: int = 3, path: str = READINESS, timeout: float = 240):
         """Waits for the readiness of a service ``start`` starts (or of ``started``). A free port
         can be taken by another process between our pick and the JVM binding it (a minute later
         on a busy machine): then the service is started again on a fresh port."""
+        attempts = 1 if self.fixed_ports else attempts   # a fixed port cannot be picked again
         for attempt in range(1, attempts + 1):
             service = started if attempt == 1 and started is not None else start()
             process = service.process if isinstance(service, ProviderSandbox) else service
@@ -235,7 +312,7 @@ class LocalPlatform:
         args = {**self._backends(), **(settings or {})}
         for i in range(len(self.dispatchers) + 1, count + 1):
             self.dispatchers.append(self._await_ready(lambda i=i: self._java_service(
-                "dispatcher", f"dispatcher-{i}", args, self.service_env())))
+                "dispatcher", self._name("dispatcher", i), args, self.service_env())))
 
     def dispatcher_api(self, method: str, path: str, body: object | None = None,
                        token: str | None = None) -> tuple[int, object]:
@@ -272,7 +349,8 @@ class LocalPlatform:
         # taken meanwhile is started again. All are in self.gateways at once, so close() stops
         # them whatever happens.
         first = len(self.gateways)
-        self.gateways.extend(self._java_service("gateway", f"gateway-{i}", args, self.service_env())
+        self.gateways.extend(self._java_service("gateway", self._name("gateway", i), args,
+                                                self.service_env())
                              for i in range(first + 1, count + 1))
         for index in range(first, count):
             name = self.gateways[index].name
@@ -283,17 +361,33 @@ class LocalPlatform:
     def start_connection_managers(self, count: int) -> None:
         """Connection managers (MQTT) on free ports; ``replica.extra['mqtt_port']`` per replica."""
         def start(i: int) -> ChildProcess:
-            mqtt_port = free_port()
+            mqtt_port = self._port("mqtt")
             replica = self._java_service(
-                "connection-manager", f"connection-manager-{i}",
+                "connection-manager", self._name("connection-manager", i),
                 {**self._backends(), "herald.cm.mqtt.host": "127.0.0.1"},   # loopback only
                 {**self.service_env(), "HERALD_CM_MQTT_PORT": str(mqtt_port),
-                 "HERALD_CM_NODE_ID": f"load-cm-{i}"})
+                 "HERALD_CM_NODE_ID": f"load-cm-{i}"}, extra_ports=[mqtt_port])
             replica.extra["mqtt_port"] = mqtt_port
             return replica
 
         for i in range(len(self.connection_managers) + 1, count + 1):
             self.connection_managers.append(self._await_ready(lambda i=i: start(i)))
+
+    def stop_services(self) -> None:
+        """Stops the Herald services and the sandbox (in the reverse of their start order),
+        leaving RabbitMQ and Redis running."""
+        for group in (self.dispatchers, self.connection_managers, self.gateways):
+            for replica in group:
+                self._announce_stop(replica)
+            self._stop_all(group)
+        if self.sandbox:
+            self._announce_stop(self.sandbox.process)
+            self.sandbox.process.stop(20)
+        self.sandbox = None
+
+    def _announce_stop(self, process: ChildProcess | None) -> None:
+        if self.fixed_ports and process and process.alive():   # the local run says what it stops
+            self.say(f"stopping {process.name} (pid {process.pid})")
 
     def stop_gateways(self) -> None:
         self._stop_all(self.gateways)

@@ -16,10 +16,10 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Callable, Mapping, Sequence, TypeVar
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
-__all__ = ["ChildProcess", "PlatformError", "find_java", "free_port", "port_open",
-           "repository_root", "service_jar", "wait_until"]
+__all__ = ["ChildProcess", "FIXED_PORTS", "PlatformError", "find_java", "free_port", "port_open",
+           "repository_root", "require_free", "service_jar", "wait_until", "build_jars_if_missing"]
 
 T = TypeVar("T")
 
@@ -38,8 +38,12 @@ def repository_root() -> Path:
 # ------------------------------------------------------------------ ports
 
 _HANDED_OUT: set[int] = set()
-# The fixed ports of scripts/run-local.sh and the connection manager: never ours.
-_RESERVED = {1883, 5672, 6379, 8080, 8081, 8082, 9090, 9443, 15672, 25672}
+# The well-known ports of the local platform (scripts/run-local.sh, the services' defaults):
+# free_port() never hands them out.
+FIXED_PORTS = {"rabbitmq": 5672, "rabbitmq-management": 15672, "rabbitmq-distribution": 25672,
+               "rabbitmq-prometheus": 15692, "redis": 6379, "dispatcher": 8080, "gateway": 8081,
+               "connection-manager": 8082, "mqtt": 1883, "provider-sandbox": 9090, "apns": 9443}
+_RESERVED = set(FIXED_PORTS.values())
 _random = random.Random()
 
 
@@ -86,6 +90,25 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
         return False
 
 
+def require_free(what: str, ports: Iterable[int]) -> None:
+    """``PlatformError`` naming who listens, if anything accepts connections on one of ``ports``
+    (the fixed ports of the local platform: someone else's server must not be taken for ours)."""
+    taken = [port for port in ports if port_open("127.0.0.1", port)]
+    if not taken:
+        return
+    owners = []
+    for port in taken:
+        try:
+            listing = subprocess.run(["ss", "-Hltnp", f"sport = :{port}"], capture_output=True,
+                                     text=True, timeout=5).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            listing = ""
+        owners.append(f"  port {port}: {listing or 'in use'}")
+    raise PlatformError(f"port(s) {', '.join(map(str, taken))} needed by the local {what} are in "
+                        f"use by a process this launcher did not start:\n" + "\n".join(owners)
+                        + "\nStop that process and retry.")
+
+
 # ------------------------------------------------------------------ waiting
 
 def wait_until(condition: Callable[[], T], timeout: float, what: str, interval: float = 0.25) -> T:
@@ -112,35 +135,72 @@ def wait_until(condition: Callable[[], T], timeout: float, what: str, interval: 
 
 # ------------------------------------------------------------------ child processes
 
+def _start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks after boot), None if no such process runs (a zombie, an
+    exited child not yet reaped, counts as gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else int(fields[19])
+
+
 class ChildProcess:
     """A server we started: in a session (process group) of its own, stdout and stderr appended
     to ``log``, working in ``cwd`` (default: the log's folder, so whatever it drops there, e.g.
     a crash dump, stays out of the source tree). ``port``: the one it serves on, if any;
     ``extra``: more of its ports or settings that callers want to look up later.
+
+    With a ``pid_file`` it outlives this Python process if not stopped (the local platform of
+    ``scripts/run-local.sh``): the file names its pid and start time, and :meth:`adopt` finds it
+    again from another process, never a process that got the pid since.
     """
 
     def __init__(self, name: str, argv: Sequence[str], log: Path, env: Mapping[str, str] | None = None,
-                 cwd: Path | None = None, port: int | None = None):
+                 cwd: Path | None = None, port: int | None = None, pid_file: Path | None = None):
         self.name = name
         self.log = log
         self.port = port
         self.extra: dict = {}
+        self.pid_file = pid_file
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as out:
-            self.popen = subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, cwd=cwd or log.parent,
-                                          env={**os.environ, **(env or {})}, start_new_session=True)
+            self.popen: subprocess.Popen | None = subprocess.Popen(
+                list(argv), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=cwd or log.parent, env={**os.environ, **(env or {})}, start_new_session=True)
+        self._pid = self.popen.pid
+        self._started = _start_time(self._pid)
+        if pid_file:
+            pid_file.parent.mkdir(parents=True, exist_ok=True)
+            pid_file.write_text(f"{self._pid} {self._started}\n")
+
+    @classmethod
+    def adopt(cls, name: str, pid_file: Path, log: Path, port: int | None = None) -> "ChildProcess | None":
+        """The running process ``pid_file`` names (started by another run of this package), or
+        None: no file, or its process is gone (a pid reused since has another start time)."""
+        try:
+            pid, started = (int(field) for field in pid_file.read_text().split())
+        except (OSError, ValueError):
+            return None
+        if _start_time(pid) != started:
+            return None
+        process = cls.__new__(cls)
+        process.name, process.log, process.port, process.extra = name, log, port, {}
+        process.pid_file, process.popen, process._pid, process._started = pid_file, None, pid, started
+        return process
 
     @property
     def pid(self) -> int:
-        return self.popen.pid
+        return self._pid
 
     @property
     def returncode(self) -> int | None:
-        return self.popen.returncode
+        return self.popen.returncode if self.popen else None
 
     def alive(self) -> bool:
-        return self.popen.poll() is None
+        if self.popen:
+            return self.popen.poll() is None
+        return _start_time(self._pid) == self._started
 
     def await_ready(self, probe: Callable[[], object], timeout: float) -> "ChildProcess":
         """Waits until ``probe`` holds; ``PlatformError`` (with the log's end) if the process
@@ -159,24 +219,38 @@ class ChildProcess:
         """Signals the process group this process leads: the process and the children it
         started (RabbitMQ's Erlang VM), never anything we did not start."""
         try:
-            os.killpg(self.popen.pid, sig)
+            os.killpg(self._pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
 
+    def _wait(self, timeout: float) -> bool:
+        """True once the process has exited (within ``timeout`` seconds)."""
+        if self.popen:
+            try:
+                self.popen.wait(timeout)
+                return True
+            except subprocess.TimeoutExpired:
+                return False
+        try:
+            wait_until(lambda: not self.alive(), timeout, f"{self.name} exited", interval=0.1)
+            return True
+        except TimeoutError:
+            return False
+
     def stop(self, grace: float = 40.0) -> int | None:
         """SIGTERM (a graceful stop: Spring Boot drains in-flight work), SIGKILL after ``grace``
-        seconds. Returns the exit status."""
+        seconds. Returns the exit status (None for an adopted process: not our child)."""
         if self.alive():
             self.signal(signal.SIGTERM)
-            try:
-                self.popen.wait(grace)
-            except subprocess.TimeoutExpired:
+            if not self._wait(grace):
                 self.signal(signal.SIGKILL)
-                self.popen.wait(10)
-        else:
+                self._wait(10)
+        elif self.popen:
             # The leader is gone; children it left in its group (a daemonised server) may not be.
             self.signal(signal.SIGTERM)
-        return self.popen.returncode
+        if self.pid_file:
+            self.pid_file.unlink(missing_ok=True)
+        return self.returncode
 
     def tail(self, lines: int = 30) -> str:
         """The log's last lines, Java stack frames left out (the exception's message stays)."""
@@ -230,3 +304,20 @@ def service_jar(service: str, root: Path | None = None) -> Path:
             f"no executable jar for {service} in {folder.relative_to(root)}/target: build it first "
             f"(mvn -B -q package -DskipTests -pl :{service} -am)")
     return jars[-1]
+
+
+def build_jars_if_missing(services: Sequence[str], root: Path | None = None,
+                          say: Callable[[str], None] = print) -> None:
+    """Builds the services' executable jars (``mvn package -DskipTests``) unless all exist."""
+    root = root or repository_root()
+    try:
+        for service in services:
+            service_jar(service, root)
+        return
+    except PlatformError:
+        pass
+    say("==> building the services (mvn -B -q package -DskipTests)")
+    modules = ",".join(f":{service}" for service in services)
+    if subprocess.run(["mvn", "-B", "-q", "package", "-DskipTests", "-pl", modules, "-am"],
+                      cwd=root).returncode != 0:
+        raise PlatformError("build failed")

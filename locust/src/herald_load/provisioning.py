@@ -2,9 +2,11 @@
 API key, the provider sandbox's demo credentials, and registered devices (FCM tokens, or MQTT
 devices with their per-device secret).
 
-Used by the locustfiles' ``test_start`` hooks (when the environment names no ready-made app)
-and by the scale-out runner, which provisions once and hands the result to every Locust run
-through environment variables (:meth:`Provisioned.to_env`, :func:`from_env`).
+The one place that creates and provisions apps for Python callers: the locustfiles'
+``test_start`` hooks (when the environment names no ready-made app), the scale-out runner, which
+provisions once and hands the result to every Locust run through environment variables
+(:meth:`Provisioned.to_env`, :func:`from_env`), the local run's demo, the benchmarks and the KEDA
+scenario.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-import requests
+from .servers import http_json
 
 __all__ = ["Provisioned", "Provisioner", "ProvisioningError", "from_env"]
 
@@ -46,72 +48,81 @@ def from_env(environ=os.environ) -> Provisioned | None:
     return Provisioned(**json.loads(raw)) if raw else None
 
 
-def _check(response: requests.Response, what: str) -> dict:
-    if response.status_code >= 300:
-        raise ProvisioningError(f"{what}: HTTP {response.status_code} {response.text[:500]}")
-    return response.json() if response.content else {}
+def _check(answer: tuple[int, object], what: str) -> dict:
+    status, body = answer
+    if status >= 300:
+        raise ProvisioningError(f"{what}: HTTP {status} {str(body)[:500]}")
+    return body if isinstance(body, dict) else {}
 
 
 class Provisioner:
-    """Set-up calls against one dispatcher (``api``) with the admin token."""
+    """Set-up calls against one dispatcher (``api``) with the admin token. Standard library only
+    (the local run and the KEDA scenario use it without Locust's dependencies)."""
 
     def __init__(self, api: str, admin_token: str, sandbox: str | None = None):
         self.api = api.rstrip("/")
         self.sandbox = sandbox.rstrip("/") if sandbox else None
-        self.session = requests.Session()
         self.admin = {"Authorization": f"Bearer {admin_token}"}
 
-    def create_app(self, app: str | None = None) -> Provisioned:
-        """A fresh app (unique id per run) with an API key and, given a sandbox, its FCM and APNs
-        demo credentials."""
+    def _call(self, method: str, path: str, body: object | None = None,
+              headers: dict[str, str] | None = None) -> tuple[int, object]:
+        return http_json(method, self.api + path, body, headers or self.admin, timeout=30)
+
+    def create_app(self, app: str | None = None, *, name: str | None = None,
+                   existing_ok: bool = False) -> Provisioned:
+        """A fresh app (unique id per run unless ``app`` names one) with an API key and, given a
+        sandbox, its FCM and APNs demo credentials. ``existing_ok``: an app of that id that
+        exists already gets a new API key instead (a demo run again)."""
         app = app or f"load-{int(time.time() * 1000)}"
-        answer = _check(self.session.post(f"{self.api}/v1/apps", headers=self.admin,
-                                          json={"id": app, "name": f"Load test {app}"}, timeout=30),
-                        f"creating app {app}")
-        result = Provisioned(app=app, api_key=answer["apiKey"]["key"])
+        answer = self._call("POST", "/v1/apps", {"id": app, "name": name or f"Load test {app}"})
+        if answer[0] == 409 and existing_ok:
+            key = _check(self._call("POST", f"/v1/apps/{app}/keys"), f"issuing a key for app {app}")
+            result = Provisioned(app=app, api_key=key.get("key") or key["apiKey"]["key"])
+        else:
+            result = Provisioned(app=app, api_key=_check(answer, f"creating app {app}")["apiKey"]["key"])
         if self.sandbox:
-            demo = _check(self.session.get(f"{self.sandbox}/sandbox/demo-credentials", timeout=30),
+            demo = _check(http_json("GET", f"{self.sandbox}/sandbox/demo-credentials", timeout=30),
                           "reading the sandbox's demo credentials")
-            _check(self.session.put(f"{self.api}/v1/apps/{app}/credentials/fcm", headers=self.admin,
-                                    json={"serviceAccount": demo["fcm"]["serviceAccount"]},
-                                    timeout=30), "storing FCM credentials")
-            _check(self.session.put(f"{self.api}/v1/apps/{app}/credentials/apns",
-                                    headers=self.admin, json=demo["apns"], timeout=30),
+            _check(self._call("PUT", f"/v1/apps/{app}/credentials/fcm",
+                              {"serviceAccount": demo["fcm"]["serviceAccount"]}),
+                   "storing FCM credentials")
+            _check(self._call("PUT", f"/v1/apps/{app}/credentials/apns", demo["apns"]),
                    "storing APNs credentials")
         return result
 
-    def _key(self, target: Provisioned) -> dict:
-        return {"Authorization": f"Bearer {target.api_key}"}
+    def register_device(self, target: Provisioned, device: str, registration: dict) -> dict:
+        """One device (``registration``: channel, token, topics); the registration's answer."""
+        return _check(self._call("PUT", f"/v1/apps/{target.app}/devices/{device}", registration,
+                                 {"Authorization": f"Bearer {target.api_key}"}),
+                      f"registering device {device}")
 
     def register_fcm_devices(self, target: Provisioned, count: int, topic: str,
                              prefix: str = "fcm", workers: int = 16) -> None:
         """``count`` FCM devices with distinct tokens, all subscribed to ``topic``."""
         def register(i: int) -> str:
             token = f"{prefix}-token-{target.app}-{i}"
-            _check(self.session.put(f"{self.api}/v1/apps/{target.app}/devices/{prefix}-{i}",
-                                    headers=self._key(target), timeout=30,
-                                    json={"channel": "fcm", "token": token, "topics": [topic]}),
-                   f"registering device {prefix}-{i}")
+            self.register_device(target, f"{prefix}-{i}",
+                                 {"channel": "fcm", "token": token, "topics": [topic]})
             return token
 
         with ThreadPoolExecutor(workers) as pool:
             target.fcm_tokens.extend(pool.map(register, range(count)))
         target.topics[topic] = target.topics.get(topic, 0) + count
 
+    def register_mqtt_device(self, target: Provisioned, device: str, topics: list[str]) -> dict:
+        """An MQTT device; returns (and keeps) its connect data, whose per-device secret is only
+        in the registration answer."""
+        mqtt = self.register_device(target, device, {"channel": "mqtt", "topics": topics}).get("mqtt")
+        if not mqtt or "password" not in mqtt:
+            raise ProvisioningError(
+                f"registering MQTT device {device}: the answer carries no 'mqtt' connect data "
+                f"(is the connection manager's API in this dispatcher?): {mqtt}")
+        target.mqtt_devices.append({"device": device, **mqtt})
+        return mqtt
+
     def register_mqtt_devices(self, target: Provisioned, count: int, topic: str,
                               prefix: str = "mqtt") -> None:
-        """``count`` MQTT devices subscribed to ``topic``; keeps each one's connect data (the
-        per-device secret is only in the registration answer)."""
+        """``count`` MQTT devices subscribed to ``topic``."""
         for i in range(count):
-            device = f"{prefix}-{i}"
-            answer = _check(self.session.put(
-                f"{self.api}/v1/apps/{target.app}/devices/{device}", headers=self._key(target),
-                json={"channel": "mqtt", "topics": [topic]}, timeout=30),
-                f"registering MQTT device {device}")
-            mqtt = answer.get("mqtt")
-            if not mqtt or "password" not in mqtt:
-                raise ProvisioningError(
-                    f"registering MQTT device {device}: the answer carries no 'mqtt' connect "
-                    f"data (is the connection manager's API in this dispatcher?): {answer}")
-            target.mqtt_devices.append({"device": device, **mqtt})
+            self.register_mqtt_device(target, f"{prefix}-{i}", [topic])
         target.topics[topic] = target.topics.get(topic, 0) + count

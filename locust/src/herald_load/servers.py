@@ -1,6 +1,7 @@
-"""The infrastructure Herald needs, as local servers on free loopback ports: a RabbitMQ node with
-its management API, and Redis. Each keeps its data, configuration and log under the folders it is
-given and is stopped by :meth:`stop`. Also the small JSON-over-HTTP client the platform's callers
+"""The infrastructure Herald needs, as local servers on loopback ports (free ones, or the fixed
+well-known ones of ``scripts/run-local.sh``): a RabbitMQ node with its management API, and Redis,
+both started with the pinned settings the Java tests use too (:data:`SETTINGS_FILE`). Each keeps
+its data, configuration and log under the folders it is given and is stopped by :meth:`stop`. Also the small JSON-over-HTTP client the platform's callers
 share (standard library only, see :mod:`herald_load.processes`).
 """
 
@@ -18,12 +19,15 @@ import urllib.request
 from pathlib import Path
 from typing import Iterable
 
-from .processes import ChildProcess, PlatformError, free_port, port_open
+from .processes import (FIXED_PORTS, ChildProcess, PlatformError, free_port, port_open,
+                        repository_root, require_free)
 
-__all__ = ["RabbitMQ", "Redis", "http_json", "SEND_QUEUES"]
+__all__ = ["RabbitMQ", "Redis", "http_json", "pinned_settings", "SEND_QUEUES"]
 
 RABBIT_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 RABBIT_CTL = "/usr/lib/rabbitmq/bin/rabbitmqctl"
+# Shared with the Java tests (testing/test-support: LocalRabbit, LocalRedis).
+SETTINGS_FILE = Path("testing/test-support/src/main/resources/dev/herald/testsupport/servers.properties")
 # The queues the dispatcher publishes sends to (what the gateways consume).
 SEND_QUEUES = ("herald.send.high", "herald.send.normal", "herald.audience")
 
@@ -48,9 +52,30 @@ def http_json(method: str, url: str, body: object | None = None,
         return status, text
 
 
+def pinned_settings(path: Path | None = None) -> dict[str, str]:
+    """The pinned RabbitMQ and Redis settings shared with the Java tests' LocalRabbit and
+    LocalRedis (``key = value`` lines, ``#`` comments; see the file)."""
+    settings = {}
+    for line in (path or repository_root() / SETTINGS_FILE).read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            key, _, value = line.partition("=")
+            settings[key.strip()] = value.strip()
+    return settings
+
+
+def _with_prefix(settings: dict[str, str], prefix: str) -> dict[str, str]:
+    return {key[len(prefix):]: value for key, value in sorted(settings.items())
+            if key.startswith(prefix)}
+
+
 class RabbitMQ:
     """A node of Debian's rabbitmq-server of its own, with the management plugin (the load runs
     read queue depths from its API, and so does KEDA's rabbitmq trigger with protocol http).
+
+    On free ports by default; with ``fixed_ports`` on the well-known ones (AMQP 5672, management
+    15672, Erlang distribution 25672, Prometheus 15692) as node ``herald@localhost``, and left
+    running when this process exits: :meth:`adopt` finds it again (``scripts/run-local.sh``).
 
     Its queue counts refresh about every 5 s (seen in the KEDA scenario with the statistics and
     quorum tick intervals set to 1 s as well, so they are left at their defaults): the
@@ -60,29 +85,25 @@ class RabbitMQ:
     USER = "guest"
     PASSWORD = "guest"
 
-    def __init__(self, folder: Path, log: Path):
+    def __init__(self, folder: Path, log: Path, *, fixed_ports: bool = False):
         if not os.access(RABBIT_SERVER, os.X_OK):
             raise PlatformError(f"{RABBIT_SERVER} not found: run scripts/install-deps.sh")
-        self.port, self.management_port, dist_port = free_port(), free_port(), free_port()
-        (folder / "home").mkdir(parents=True, exist_ok=True)
-        (folder / "rabbitmq.conf").write_text(
-            f"listeners.tcp.default = 127.0.0.1:{self.port}\n"
-            f"management.tcp.ip = 127.0.0.1\nmanagement.tcp.port = {self.management_port}\n"
-            # guest may connect from 127.0.0.1 only by default; the address is loopback anyway.
-            "loopback_users = none\n")
-        (folder / "enabled_plugins").write_text("[rabbitmq_management].\n")
-        # Empty on purpose: the node reads these instead of /etc/rabbitmq's (a machine's own
-        # broker settings must not leak in).
-        (folder / "rabbitmq-env.conf").write_text("")
-        cookie = folder / "home" / ".erlang.cookie"
-        if not cookie.exists():
-            cookie.write_text(secrets.token_hex(20))
-        cookie.chmod(0o400)
-        self.node = f"herald-{self.port}@localhost"
+        self.folder, self.log, self.fixed_ports = folder, log, fixed_ports
+        if fixed_ports:
+            self.port, self.management_port, self.dist_port, self.prometheus_port = (
+                FIXED_PORTS[name] for name in ("rabbitmq", "rabbitmq-management",
+                                               "rabbitmq-distribution", "rabbitmq-prometheus"))
+            self.node = "herald@localhost"
+        else:
+            self.port, self.management_port, self.dist_port, self.prometheus_port = (
+                free_port(), free_port(), free_port(), free_port())
+            self.node = f"herald-{self.port}@localhost"
+        self.settings = pinned_settings()
         self._env = {
+            **_with_prefix(self.settings, "rabbitmq.env."),
             "HOME": str(folder / "home"),
             "RABBITMQ_NODENAME": self.node,
-            "RABBITMQ_DIST_PORT": str(dist_port),
+            "RABBITMQ_DIST_PORT": str(self.dist_port),
             "RABBITMQ_MNESIA_BASE": str(folder / "mnesia"),
             "RABBITMQ_LOG_BASE": str(folder / "log"),
             "RABBITMQ_CONFIG_FILE": str(folder / "rabbitmq.conf"),
@@ -90,13 +111,70 @@ class RabbitMQ:
             "RABBITMQ_CONF_ENV_FILE": str(folder / "rabbitmq-env.conf"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(folder / "enabled_plugins"),
             "RABBITMQ_PID_FILE": str(folder / "rabbit.pid"),
-            # The distribution port (node-to-node, rabbitmqctl) on loopback only.
-            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
         }
-        self._epmd_was_running = _epmd_running()
+        self.process: ChildProcess | None = None
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        return self.port, self.management_port, self.dist_port, self.prometheus_port
+
+    @property
+    def _pid_file(self) -> Path | None:
+        return self.folder / "server.pid" if self.fixed_ports else None
+
+    @property
+    def _epmd_flag(self) -> Path:
+        # Kept in a file: the run that stops the node may not be the one that started it.
+        return self.folder / "epmd-started-by-us"
+
+    def config(self) -> str:
+        """rabbitmq.conf: the pinned settings and this node's ports."""
+        lines = [f"{key} = {value}" for key, value in
+                 _with_prefix(self.settings, "rabbitmq.conf.").items()]
+        lines += [f"listeners.tcp.default = 127.0.0.1:{self.port}",
+                  f"management.tcp.port = {self.management_port}",
+                  f"prometheus.tcp.port = {self.prometheus_port}"]
+        return "\n".join(lines) + "\n"
+
+    def command(self) -> list[str]:
+        return [RABBIT_SERVER]
+
+    def environment(self) -> dict[str, str]:
+        return dict(self._env)
+
+    @classmethod
+    def adopt(cls, folder: Path, log: Path) -> "RabbitMQ | None":
+        """The fixed-port node an earlier run started in ``folder`` and left running, or None."""
+        rabbit = cls(folder, log, fixed_ports=True)
+        rabbit.process = ChildProcess.adopt("rabbitmq", rabbit._pid_file, log, rabbit.port)
+        return rabbit if rabbit.process else None
+
+    def vm_pid(self) -> int:
+        """The Erlang VM's pid (RabbitMQ writes it once it runs)."""
+        return int((self.folder / "rabbit.pid").read_text().strip())
+
+    def start(self) -> "RabbitMQ":
+        if self.fixed_ports:
+            require_free("RabbitMQ", self.ports)
+        (self.folder / "home").mkdir(parents=True, exist_ok=True)
+        (self.folder / "rabbitmq.conf").write_text(self.config())
+        plugins = self.settings["rabbitmq.plugins"].replace(",", ", ")
+        (self.folder / "enabled_plugins").write_text(f"[{plugins}].\n")
+        # Empty on purpose: the node reads these instead of /etc/rabbitmq's (a machine's own
+        # broker settings must not leak in).
+        (self.folder / "rabbitmq-env.conf").write_text("")
+        cookie = self.folder / "home" / ".erlang.cookie"
+        if not cookie.exists():
+            cookie.write_text(secrets.token_hex(20))
+        cookie.chmod(0o400)
+        if _epmd_running():
+            self._epmd_flag.unlink(missing_ok=True)
+        else:
+            self._epmd_flag.touch()
         # Its own folder as working directory: a node that fails to start writes erl_crash.dump there.
-        self.process = ChildProcess("rabbitmq", [RABBIT_SERVER], log, env=self._env, cwd=folder,
-                                    port=self.port)
+        self.process = ChildProcess("rabbitmq", self.command(), self.log, env=self._env,
+                                    cwd=self.folder, port=self.port, pid_file=self._pid_file)
+        return self
 
     def await_ready(self, timeout: float = 120) -> None:
         self.process.await_ready(
@@ -142,14 +220,15 @@ class RabbitMQ:
     def stop(self) -> None:
         """``rabbitmqctl stop`` (the node shuts down cleanly), then its process group; and the
         Erlang port mapper our node started, unless another node registered with it since."""
-        if self.process.alive():
+        if self.process and self.process.alive():
             try:
                 subprocess.run([RABBIT_CTL, "-q", "-n", self.node, "stop"],
                                env={**os.environ, **self._env}, capture_output=True, timeout=60)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        self.process.stop(30)
-        if not self._epmd_was_running:
+        if self.process:
+            self.process.stop(30)
+        if self._epmd_flag.exists():
             try:
                 names = subprocess.run(["epmd", "-names"], capture_output=True, text=True,
                                        timeout=5).stdout
@@ -157,7 +236,7 @@ class RabbitMQ:
                     subprocess.run(["epmd", "-kill"], capture_output=True, timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-            self._epmd_was_running = True
+            self._epmd_flag.unlink(missing_ok=True)
 
 
 def _epmd_running() -> bool:
@@ -168,17 +247,41 @@ def _epmd_running() -> bool:
 
 
 class Redis:
-    """redis-server on a free loopback port, without persistence (a run's data is throwaway)."""
+    """redis-server with the pinned settings (no persistence: a run's data is throwaway), on a
+    free loopback port, or with ``fixed_ports`` on 6379 and left running for :meth:`adopt`."""
 
-    def __init__(self, folder: Path, log: Path):
-        server = shutil.which("redis-server")
-        if not server:
+    def __init__(self, folder: Path, log: Path, *, fixed_ports: bool = False):
+        self.server = shutil.which("redis-server")
+        if not self.server:
             raise PlatformError("redis-server not found: run scripts/install-deps.sh")
-        self.port = free_port()
-        folder.mkdir(parents=True, exist_ok=True)
-        self.process = ChildProcess("redis", [server, "--port", str(self.port), "--bind", "127.0.0.1",
-                                              "--save", "", "--appendonly", "no", "--dir", str(folder)],
-                                    log, cwd=folder, port=self.port)
+        self.folder, self.log, self.fixed_ports = folder, log, fixed_ports
+        self.port = FIXED_PORTS["redis"] if fixed_ports else free_port()
+        self.process: ChildProcess | None = None
+
+    @property
+    def _pid_file(self) -> Path | None:
+        return self.folder / "redis.pid" if self.fixed_ports else None
+
+    def command(self) -> list[str]:
+        options = _with_prefix(pinned_settings(), "redis.")
+        return [self.server, "--port", str(self.port),
+                *(part for option, value in options.items() for part in (f"--{option}", value)),
+                "--dir", str(self.folder)]
+
+    @classmethod
+    def adopt(cls, folder: Path, log: Path) -> "Redis | None":
+        """The fixed-port Redis an earlier run started in ``folder`` and left running, or None."""
+        redis = cls(folder, log, fixed_ports=True)
+        redis.process = ChildProcess.adopt("redis", redis._pid_file, log, redis.port)
+        return redis if redis.process else None
+
+    def start(self) -> "Redis":
+        if self.fixed_ports:
+            require_free("Redis", [self.port])
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.process = ChildProcess("redis", self.command(), self.log, cwd=self.folder,
+                                    port=self.port, pid_file=self._pid_file)
+        return self
 
     @property
     def uri(self) -> str:
@@ -194,4 +297,5 @@ class Redis:
             return conn.recv(16).startswith(b"+PONG")
 
     def stop(self) -> None:
-        self.process.stop(20)
+        if self.process:
+            self.process.stop(20)

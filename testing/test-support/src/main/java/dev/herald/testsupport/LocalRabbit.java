@@ -11,13 +11,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A real RabbitMQ node (Debian's rabbitmq-server) with the management plugin, on free loopback
- * ports, with its own node name, data and Erlang cookie so several can run side by side.
+ * A real RabbitMQ node (Debian's rabbitmq-server) with the pinned settings ({@link ServerSettings}:
+ * management and Prometheus plugins, loopback only), on free loopback ports, with its own node
+ * name, data and Erlang cookie so several can run side by side.
  * One per test JVM via {@link #get()}; {@link #start()} gives a private one (e.g. to stop it).
  */
 public final class LocalRabbit {
@@ -60,27 +63,28 @@ public final class LocalRabbit {
             int prometheus = FreePorts.next();
             Path dir = Files.createTempDirectory("herald-rabbit-");
             Files.createDirectories(dir.resolve("home"));
-            Files.writeString(dir.resolve("rabbitmq.conf"), String.join("\n",
+            List<String> config = new ArrayList<>(ServerSettings.rabbitConfig());
+            config.addAll(List.of(
                     "listeners.tcp.default = 127.0.0.1:" + port,
                     "management.tcp.port = " + management,
-                    "management.tcp.ip = 127.0.0.1",
-                    "loopback_users = none",
-                    // per-queue metrics, as the charts' RabbitmqCluster configures them (queue-depth dashboard)
                     "prometheus.tcp.port = " + prometheus,
-                    "prometheus.tcp.ip = 127.0.0.1",
-                    "prometheus.return_per_object_metrics = true",
-                    "") );
-            Files.writeString(dir.resolve("enabled_plugins"), "[rabbitmq_management,rabbitmq_prometheus].\n");
+                    ""));
+            Files.writeString(dir.resolve("rabbitmq.conf"), String.join("\n", config));
+            Files.writeString(dir.resolve("enabled_plugins"), ServerSettings.rabbitPlugins());
+            // Empty on purpose: the node reads it instead of /etc/rabbitmq's.
+            Files.writeString(dir.resolve("rabbitmq-env.conf"), "");
             String node = "herald" + port + "@localhost";
-            Map<String, String> env = Map.of(
+            Map<String, String> env = new HashMap<>(ServerSettings.rabbitEnvironment());
+            env.putAll(Map.of(
                     "HOME", dir.resolve("home").toString(),
                     "RABBITMQ_NODENAME", node,
                     "RABBITMQ_DIST_PORT", String.valueOf(dist),
                     "RABBITMQ_MNESIA_BASE", dir.resolve("mnesia").toString(),
                     "RABBITMQ_LOG_BASE", dir.resolve("log").toString(),
                     "RABBITMQ_CONFIG_FILE", dir.resolve("rabbitmq.conf").toString(),
+                    "RABBITMQ_CONF_ENV_FILE", dir.resolve("rabbitmq-env.conf").toString(),
                     "RABBITMQ_ENABLED_PLUGINS_FILE", dir.resolve("enabled_plugins").toString(),
-                    "RABBITMQ_PID_FILE", dir.resolve("rabbit.pid").toString());
+                    "RABBITMQ_PID_FILE", dir.resolve("rabbit.pid").toString()));
             String server = ServerProcess.executable("/usr/lib/rabbitmq/bin/rabbitmq-server");
             LocalRabbit rabbit = new LocalRabbit(node, port, management, prometheus, dir, List.of(server), env);
             rabbit.startProcess();

@@ -7,10 +7,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** A real redis-server on a free loopback port, one per test JVM, started on first use. */
+/**
+ * A real redis-server on a free loopback port with the pinned settings ({@link ServerSettings}: no
+ * persistence, loopback only), one per test JVM, started on first use.
+ */
 public final class LocalRedis {
     private static LocalRedis instance;
 
@@ -34,10 +38,10 @@ public final class LocalRedis {
             int port = FreePorts.next();
             Path dir = Files.createTempDirectory("herald-redis-");
             String redis = ServerProcess.executable("/usr/bin/redis-server", "/usr/local/bin/redis-server");
-            ServerProcess process = ServerProcess.start("redis", List.of(redis,
-                            "--port", String.valueOf(port), "--bind", "127.0.0.1",
-                            "--save", "", "--appendonly", "no", "--dir", dir.toString()),
-                    Map.of(), dir);
+            List<String> command = new ArrayList<>(List.of(redis, "--port", String.valueOf(port)));
+            command.addAll(ServerSettings.redisArguments());
+            command.addAll(List.of("--dir", dir.toString()));
+            ServerProcess process = ServerProcess.start("redis", command, Map.of(), dir);
             process.awaitReady(() -> ping(port), Duration.ofSeconds(20));
             return new LocalRedis(port, process);
         } catch (IOException e) {
