@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.mockito.Mockito;
+import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.beans.factory.annotation.Autowired;
 import tools.jackson.databind.json.JsonMapper;
@@ -19,6 +20,9 @@ class ConfirmedPublisherTests extends DispatcherIntegrationTest {
 
     @Autowired
     ConfirmedPublisher publisher;
+
+    @Autowired
+    RabbitAdmin admin;
 
     @Test
     void anUnroutableMessageIsAFailureNotASuccess() {
@@ -40,6 +44,9 @@ class ConfirmedPublisherTests extends DispatcherIntegrationTest {
 
     @Test
     void theTopologyIsDeclaredAsQuorumQueuesWithAtLeastOnceDeadLettering() throws Exception {
+        // The topology is declared when the first connection opens; run alone, this test may be the
+        // first to ask, so declare it now (what a connection would do) instead of depending on order.
+        admin.initialize();
         var rabbit = dev.herald.testsupport.LocalRabbit.get();
         for (String queue : List.of(Queues.SEND_HIGH, Queues.SEND_NORMAL, Queues.AUDIENCE)) {
             var json = Api.JSON.readTree(rabbit.managementGet("/api/queues/%2F/" + queue).body());
