@@ -98,5 +98,5 @@ class References:
 def test_references_resolve(request, step):
     """After the install, and after the upgrades (the gateway's TriggerAuthentication included)."""
     references = References(request.getfixturevalue(step).objects)
-    print("\n".join(references.notes))
+    print("\n" + "\n".join(references.notes))
     assert references.checked and not references.failures, "\n".join(references.failures)
