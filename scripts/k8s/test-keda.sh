@@ -18,30 +18,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 ((EUID == 0)) || die "the KEDA scenario needs root (it makes a network namespace)"
 command -v openssl >/dev/null 2>&1 || die "openssl is needed (test certificates)"
 
-CACHE="${XDG_CACHE_HOME:-${HOME}/.cache}/herald"
-VENV="${CACHE}/venv-k8s"
 TESTS="${HERALD_ROOT}/tests/autoscaling"
-
-if ! "${VENV}/bin/python" -c 'import sys' >/dev/null 2>&1; then
-  log "creating venv ${VENV}"
-  rm -rf "$VENV"
-  python3 -m venv "$VENV"
-fi
-# The scenario starts the platform with locust/'s herald_load (one launcher for the load runs and
-# this test), installed editable: its code is read from this checkout, so only the checkout's path
-# (the venv is shared by worktrees) and the packaging files call for a new install; a warm run with
-# neither changed does not touch pip or the package index.
-LOCUST="${HERALD_ROOT}/locust"
-stamp="$(printf '%s\n' "$LOCUST" | cat - "${TESTS}/requirements.txt" "${LOCUST}/pyproject.toml" |
-  sha256sum | cut -d' ' -f1)"
-if [[ "$(cat "${VENV}/.herald-stamp" 2>/dev/null || true)" != "$stamp" ]]; then
-  log "installing the scenario's Python packages (matplotlib, pytest, locust/'s herald_load)"
-  "${VENV}/bin/python" -m pip install -q --disable-pip-version-check -r "${TESTS}/requirements.txt"
-  # Without its dependencies: herald_load's launcher is standard library only; numpy, scipy and
-  # Locust are for the capacity model and the load runs, which the scenario does not use.
-  "${VENV}/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e "$LOCUST"
-  printf '%s\n' "$stamp" >"${VENV}/.herald-stamp"
-fi
+PY="$(bash "${HERALD_ROOT}/scripts/k8s/test-venv.sh")"
 
 # The services' executable jars (scripts/test.sh's mvn verify builds them first).
 missing=false
@@ -61,7 +39,7 @@ epmd_was_running=false
 if epmd_running; then epmd_was_running=true; fi
 rc=0
 log "KEDA autoscaling scenario (pytest tests/autoscaling)"
-(cd "$TESTS" && "${VENV}/bin/python" -m pytest -q -p no:cacheprovider -s "$@") || rc=$?
+(cd "$TESTS" && "$PY" -m pytest -q -p no:cacheprovider -s "$@") || rc=$?
 # The scenario's RabbitMQ started an Erlang port mapper if none ran: stop it once idle.
 if [[ "$epmd_was_running" == false ]] && epmd_idle; then
   epmd -kill >/dev/null 2>&1 || true

@@ -1,28 +1,16 @@
-"""The test control plane (scripts/k8s/testbed.sh), the network namespace that gives KEDA's
-metrics adapter a non-loopback address, the certificates, and KEDA itself."""
+"""The network namespace that gives KEDA's metrics adapter a non-loopback address, the
+certificates, the control plane's settings for the aggregation layer (the control plane itself is
+tests/testbed.py's), and KEDA itself."""
 
 from __future__ import annotations
 
 import base64
-import json
-import os
-import shlex
-import ssl
 import subprocess
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from herald_load.processes import ChildProcess, free_port, port_open, wait_until
-
-
-def run(command: list[str], **kwargs) -> str:
-    """Runs a command to completion; its output on failure is in the exception."""
-    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
-    if result.returncode != 0:
-        raise RuntimeError(f"{shlex.join(command)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
-    return result.stdout
+from testbed import Kube, run
 
 
 # ------------------------------------------------------------------ network namespace
@@ -78,77 +66,21 @@ def make_cert(directory: Path, ca: str, name: str, common_name: str, usages: str
 
 # ------------------------------------------------------------------ control plane
 
-class Kube:
-    """A small client of the test API server (token auth from the testbed's kubeconfig)."""
-
-    def __init__(self, kubeconfig: Path):
-        self.kubeconfig = kubeconfig
-        config = json.loads(run(["kubectl", "config", "view", "--raw", "-o", "json", "--kubeconfig", str(kubeconfig)]))
-        cluster = config["clusters"][0]["cluster"]
-        user = config["users"][0]["user"]
-        self.server = cluster["server"].rstrip("/")
-        self.token = user.get("token")
-        self.context = ssl.create_default_context()
-        if cluster.get("certificate-authority-data"):
-            self.context.load_verify_locations(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-        elif cluster.get("certificate-authority"):
-            self.context.load_verify_locations(cafile=cluster["certificate-authority"])
-        else:
-            self.context.check_hostname = False
-            self.context.verify_mode = ssl.CERT_NONE
-
-    def get(self, path: str, timeout: float = 5) -> dict | None:
-        """GET an API path; None if it does not exist (404)."""
-        request = urllib.request.Request(self.server + path, headers={"Authorization": f"Bearer {self.token}"})
-        try:
-            with urllib.request.urlopen(request, timeout=timeout, context=self.context) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            if error.code == 404:
-                return None
-            raise RuntimeError(f"GET {path}: HTTP {error.code}: {error.read().decode(errors='replace')[:500]}") from None
-
-    def kubectl(self, *args: str, stdin: str | None = None) -> str:
-        return run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], input=stdin)
-
-    def apply(self, objects: list[dict]) -> None:
-        self.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
-
-
-@dataclass
-class ControlPlane:
-    """scripts/k8s/testbed.sh up/down, with the flags the aggregation layer needs."""
-
-    root: Path
-    directory: Path
-    bind_address: str
-    front_proxy: Path
-    hpa_sync_period: str
-
-    def up(self) -> Kube:
-        apiserver_args = [
-            "--enable-aggregator-routing=true",
-            f"--requestheader-client-ca-file={self.front_proxy / 'front-proxy-ca.crt'}",
-            "--requestheader-allowed-names=front-proxy-client",
-            "--requestheader-username-headers=X-Remote-User",
-            "--requestheader-group-headers=X-Remote-Group",
-            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-            f"--proxy-client-cert-file={self.front_proxy / 'front-proxy-client.crt'}",
-            f"--proxy-client-key-file={self.front_proxy / 'front-proxy-client.key'}",
-        ]
-        env = dict(os.environ,
-                   HERALD_K8S_BIND_ADDRESS=self.bind_address,
-                   HERALD_K8S_HPA_SYNC_PERIOD=self.hpa_sync_period,
-                   HERALD_K8S_APISERVER_ARGS=" ".join(apiserver_args))
-        run(["bash", str(self.root / "scripts/k8s/testbed.sh"), "up", str(self.directory)], env=env)
-        # The testbed's kubectl and helm (DIR/env puts them first on PATH) for the rest of the run.
-        os.environ["PATH"] = run(["bash", "-c", f"source {shlex.quote(str(self.directory / 'env'))} && printf %s \"$PATH\""])
-        return Kube(self.directory / "kubeconfig")
-
-    def down(self) -> None:
-        subprocess.run(["bash", str(self.root / "scripts/k8s/testbed.sh"), "down", str(self.directory)],
-                       capture_output=True)
-
+def aggregation_settings(bind_address: str, front_proxy: Path, hpa_sync_period: str) -> dict[str, str]:
+    """The testbed's settings for a control plane whose aggregation layer reaches KEDA's metrics
+    adapter (the front proxy's certificates in `front_proxy`)."""
+    apiserver_args = [
+        "--enable-aggregator-routing=true",
+        f"--requestheader-client-ca-file={front_proxy / 'front-proxy-ca.crt'}",
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--proxy-client-cert-file={front_proxy / 'front-proxy-client.crt'}",
+        f"--proxy-client-key-file={front_proxy / 'front-proxy-client.key'}",
+    ]
+    return {"HERALD_K8S_BIND_ADDRESS": bind_address, "HERALD_K8S_HPA_SYNC_PERIOD": hpa_sync_period,
+            "HERALD_K8S_APISERVER_ARGS": " ".join(apiserver_args)}
 
 
 # ------------------------------------------------------------------ KEDA

@@ -25,12 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from cluster import Keda, Kube, NetNs, ControlPlane, make_ca, make_cert, run
+from cluster import Keda, NetNs, aggregation_settings, make_ca, make_cert
 from herald_load.local import LocalPlatform
 from herald_load.processes import wait_until
 from herald_load.provisioning import Provisioner
 from herald_load.servers import RabbitMQ, http_json
 from reconciler import GatewayReconciler
+from testbed import ControlPlane, Kube, run
 from timeline import Recorder, Sample, plot, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,7 +171,7 @@ def execute(scenario: Scenario) -> dict:
     front_proxy = out / "front-proxy"
     make_ca(front_proxy, "front-proxy-ca")
     make_cert(front_proxy, "front-proxy-ca", "front-proxy-client", "front-proxy-client", "clientAuth")
-    testbed = ControlPlane(ROOT, out / "cluster", netns.host_ip, front_proxy, HPA_SYNC_PERIOD)
+    testbed = ControlPlane(ROOT, out / "cluster", aggregation_settings(netns.host_ip, front_proxy, HPA_SYNC_PERIOD))
     scenario.later(testbed.down)
     kube = testbed.up()
 
@@ -194,8 +195,8 @@ def execute(scenario: Scenario) -> dict:
     charts = out / "charts"
     shutil.copytree(ROOT / "charts", charts)
     run(["helm", "dependency", "build", str(charts / "gateway")])
-    run(["helm", "install", RELEASE, str(charts / "gateway"), "--namespace", NAMESPACE,
-         "--kubeconfig", str(kube.kubeconfig), "-f", str(values), "--wait", "--timeout", "120s"])
+    kube.helm("install", RELEASE, str(charts / "gateway"), "--namespace", NAMESPACE, "-f", str(values),
+              "--wait", "--timeout", "120s")
     hpa = wait_until(lambda: find_hpa(kube), 60, "the HPA that KEDA creates")
     metric_path = external_metric_path(hpa)
 

@@ -5,10 +5,10 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
- * Prints, as JSON, the queue topology the services declare (services/contract), so the test
- * command can compare charts/push-platform's Queue resources with the code rather than a copy.
- * Run with the contract's classes on the class path (single-file source launch):
- *   java -cp services/contract/target/classes scripts/k8s/checks/QueueTopologyJson.java
+ * Prints, as JSON, the queue topology the services declare (libs/contract), so that the chart tests
+ * (test_queue_topology.py) compare charts/push-platform's Queue resources with the code rather than
+ * a copy. Run with the contract's classes on the class path (single-file source launch):
+ *   java -cp libs/contract/target/classes tests/charts/QueueTopologyJson.java
  */
 class QueueTopologyJson {
     public static void main(String[] args) {
