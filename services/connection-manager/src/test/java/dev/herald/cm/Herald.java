@@ -3,6 +3,7 @@ package dev.herald.cm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.cm.mqtt.MqttServer;
+import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.dispatcher.DispatcherApplication;
 import dev.herald.gateway.GatewayApplication;
 import dev.herald.testsupport.LocalRabbit;
@@ -36,8 +37,6 @@ final class Herald {
     private final ConfigurableApplicationContext gateway;
     private final ConfigurableApplicationContext cm;
     private final HttpClient http = HttpClient.newHttpClient();
-    private final io.lettuce.core.api.sync.RedisCommands<String, String> redis =
-            io.lettuce.core.RedisClient.create(LocalRedis.get().uri()).connect().sync();
 
     /** How a registered MQTT device connects. */
     record Device(String appId, String deviceId, String password, String topic) {
@@ -140,7 +139,7 @@ final class Herald {
 
     /** Messages waiting in the device's box for its PUBACK. */
     long boxSize(Device device) {
-        return redis.zcard("cm:box:{" + device.appId() + "/" + device.deviceId() + "}");
+        return cm.getBean(MqttOutbox.class).size(device.appId(), device.deviceId()).join();
     }
 
     String metrics() {
