@@ -3,11 +3,13 @@ package dev.herald.cm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.cm.mqtt.MqttServer;
-import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.dispatcher.DispatcherApplication;
 import dev.herald.gateway.GatewayApplication;
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -135,6 +137,18 @@ final class Herald {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * Every key in Redis, written by the dispatcher, gateway and connection manager running here, has
+     * a shape the store's RedisKeys defines: a service that invents a key of its own fails this.
+     */
+    @SuppressWarnings("unchecked")
+    List<String> keysOfUndefinedShape() {
+        RedisClusterAsyncCommands<String, String> redis = cm.getBean(RedisClusterAsyncCommands.class);
+        return redis.keys("*").toCompletableFuture().join().stream()
+                .filter(key -> RedisKeys.KeyPattern.of(key).isEmpty())
+                .toList();
     }
 
     /** Messages waiting in the device's box for its PUBACK. */

@@ -39,6 +39,7 @@ public final class LocalRedisCluster {
             String redis = ServerProcess.executable("/usr/bin/redis-server", "/usr/local/bin/redis-server");
             String cli = ServerProcess.executable("/usr/bin/redis-cli", "/usr/local/bin/redis-cli");
             List<Integer> ports = new ArrayList<>();
+            List<ServerProcess> nodes = new ArrayList<>();
             for (int i = 0; i < MASTERS; i++) {
                 int port = FreePorts.next();
                 // The cluster bus port is set too: the default (port + 10000) may not be free.
@@ -52,6 +53,7 @@ public final class LocalRedisCluster {
                         Map.of(), dir);
                 node.awaitReady(() -> reply(cli, port, "PING").startsWith("PONG"), Duration.ofSeconds(20));
                 ports.add(port);
+                nodes.add(node);
             }
             List<String> create = new ArrayList<>(List.of(cli, "--cluster", "create"));
             ports.forEach(port -> create.add("127.0.0.1:" + port));
@@ -61,27 +63,13 @@ public final class LocalRedisCluster {
                 throw new IllegalStateException("redis-cli --cluster create failed: " + created);
             }
             // Polled on every node: each must have learnt the slot map before a client asks it.
-            for (int port : ports) {
-                waitForOk(cli, port);
+            for (int i = 0; i < MASTERS; i++) {
+                int port = ports.get(i);
+                nodes.get(i).awaitReady(() -> reply(cli, port, "CLUSTER", "INFO").contains("cluster_state:ok"), Duration.ofSeconds(30));
             }
             return new LocalRedisCluster(ports);
         } catch (IOException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    private static void waitForOk(String cli, int port) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!reply(cli, port, "CLUSTER", "INFO").contains("cluster_state:ok")) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("cluster node " + port + " not ok after 30 s: " + reply(cli, port, "CLUSTER", "INFO"));
-            }
-            try {
-                Thread.sleep(100); // polling interval of a readiness probe, not a stand-in for synchronisation
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
         }
     }
 

@@ -97,7 +97,7 @@ public final class AppStore {
         args.addAll(delete);
         return functions.<Long>call(HeraldFunctions.Function.APP_UPDATE, ScriptOutputType.INTEGER, new String[] {key(appId)},
                         args.toArray(String[]::new))
-                .thenApply(version -> version >= 0);
+                .thenApply(version -> version != null);
     }
 
     private App decode(String appId, Map<String, String> fields) {

@@ -9,7 +9,6 @@ import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Clock;
 import java.time.Instant;
@@ -43,8 +42,7 @@ public final class DeviceRegistry {
     }
 
     private CompletableFuture<Boolean> call(Function function, String[] keys, List<String> args) {
-        return functions.<Long>call(function, ScriptOutputType.INTEGER, keys, args.toArray(String[]::new))
-                .thenApply(result -> result == 1);
+        return functions.ask(function, keys, args.toArray(String[]::new));
     }
 
     /** Registers or replaces a device; true when it is new. */

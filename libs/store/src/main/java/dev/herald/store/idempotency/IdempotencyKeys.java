@@ -3,7 +3,6 @@ package dev.herald.store.idempotency;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.HeraldFunctions.Function;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
@@ -72,15 +71,14 @@ public final class IdempotencyKeys {
 
     /** Replaces an abandoned claim with {@code fresh}; false if someone else changed it first. */
     public CompletableFuture<Boolean> takeOver(String appId, String idempotencyKey, Claim abandoned, Claim fresh) {
-        return functions.<Long>call(Function.REPLACE_IF_EQUAL, ScriptOutputType.INTEGER, new String[] {key(appId, idempotencyKey)},
-                        abandoned.encode(), fresh.encode(), String.valueOf(ttl.toSeconds()))
-                .thenApply(result -> result == 1);
+        return functions.ask(Function.REPLACE_IF_EQUAL, new String[] {key(appId, idempotencyKey)},
+                abandoned.encode(), fresh.encode(), String.valueOf(ttl.toSeconds()));
     }
 
     /** Deletes the key if {@code mine} still holds it. */
     public CompletableFuture<Void> release(String appId, String idempotencyKey, Claim mine) {
-        return functions.<Long>call(Function.DELETE_IF_EQUAL, ScriptOutputType.INTEGER, new String[] {key(appId, idempotencyKey)},
-                mine.encode()).thenApply(ignored -> null);
+        return functions.ask(Function.DELETE_IF_EQUAL, new String[] {key(appId, idempotencyKey)}, mine.encode())
+                .thenApply(ignored -> null);
     }
 
     private CompletableFuture<Boolean> setIfAbsent(String key, Claim claim) {

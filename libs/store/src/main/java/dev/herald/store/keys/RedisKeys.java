@@ -63,6 +63,8 @@ public final class RedisKeys {
         }
     }
 
+    private static final String MQTT_BOX_PREFIX = "cm:box:";
+
     private RedisKeys() {
     }
 
@@ -163,6 +165,4 @@ public final class RedisKeys {
         int slash = tag.indexOf('/');
         return new String[] {tag.substring(0, slash), tag.substring(slash + 1)};
     }
-
-    private static final String MQTT_BOX_PREFIX = "cm:box:";
 }

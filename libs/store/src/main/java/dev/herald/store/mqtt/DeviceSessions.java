@@ -3,7 +3,6 @@ package dev.herald.store.mqtt;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.HeraldFunctions.Function;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
@@ -18,7 +17,7 @@ import java.util.concurrent.CompletableFuture;
  * wrote it, so a late disconnect never erases a newer session.
  */
 public final class DeviceSessions {
-    /** The session a connection wrote, and the one it replaced (empty if none). */
+    /** Who holds a device: a node and one of its connections. */
     public record Holder(String nodeId, String connectionId) {
         static Optional<Holder> parse(String value) {
             if (value == null || value.isEmpty()) {
@@ -41,7 +40,7 @@ public final class DeviceSessions {
         this.functions = functions;
     }
 
-    /** Makes {@code holder} the device's session; returns the session it replaced. */
+    /** Makes {@code holder} the device's session; returns the holder it replaced (empty if none). */
     public CompletableFuture<Optional<Holder>> claim(String appId, String deviceId, Holder holder) {
         return redis.setGet(RedisKeys.mqttSession(appId, deviceId), holder.encode()).toCompletableFuture()
                 .thenApply(Holder::parse);
@@ -49,8 +48,8 @@ public final class DeviceSessions {
 
     /** Forgets the device's session if {@code holder} still holds it. */
     public CompletableFuture<Void> release(String appId, String deviceId, Holder holder) {
-        return functions.<Long>call(Function.DELETE_IF_EQUAL, ScriptOutputType.INTEGER,
-                new String[] {RedisKeys.mqttSession(appId, deviceId)}, holder.encode()).thenApply(ignored -> null);
+        return functions.ask(Function.DELETE_IF_EQUAL, new String[] {RedisKeys.mqttSession(appId, deviceId)}, holder.encode())
+                .thenApply(ignored -> null);
     }
 
     /** Renews the node's lease. */
@@ -62,6 +61,11 @@ public final class DeviceSessions {
     /** The node stops: no more routing to it, at once rather than when the lease lapses. */
     public CompletableFuture<Void> dropLease(String nodeId) {
         return redis.del(RedisKeys.mqttNodeLease(nodeId)).toCompletableFuture().thenApply(ignored -> null);
+    }
+
+    /** The node holding the device, if that node's lease lives. */
+    CompletableFuture<Optional<String>> liveNode(String appId, String deviceId) {
+        return redis.get(RedisKeys.mqttSession(appId, deviceId)).toCompletableFuture().thenCompose(this::liveNode);
     }
 
     /** The node of a session value read with the box, if that node's lease lives. */

@@ -46,8 +46,6 @@ public final class MqttOutbox {
     public record Placement(Optional<String> node, List<String> collapsed, List<String> evicted) {
     }
 
-    private static final Placement ALREADY_SETTLED = new Placement(Optional.empty(), List.of(), List.of());
-
     private final RedisClusterAsyncCommands<String, String> redis;
     private final HeraldFunctions functions;
     private final MessageStatusStore status;
@@ -76,7 +74,7 @@ public final class MqttOutbox {
      */
     public CompletableFuture<Placement> put(String appId, String deviceId, Entry entry, String collapseKey) {
         return status.settled(entry.messageId(), MqttAddresses.targetKey(deviceId)).thenCompose(settled -> settled
-                ? CompletableFuture.completedFuture(ALREADY_SETTLED)
+                ? sessions.liveNode(appId, deviceId).thenApply(node -> new Placement(node, List.of(), List.of()))
                 : boxed(appId, deviceId, entry, collapseKey));
     }
 

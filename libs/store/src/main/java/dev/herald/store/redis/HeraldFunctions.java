@@ -71,6 +71,11 @@ public final class HeraldFunctions {
         }).thenCompose(result -> result);
     }
 
+    /** Calls a function that answers yes (1) or no (0). */
+    public CompletableFuture<Boolean> ask(Function function, String[] keys, String... args) {
+        return this.<Long>call(function, ScriptOutputType.INTEGER, keys, args).thenApply(answer -> answer == 1);
+    }
+
     private <T> CompletableFuture<T> fcall(Function function, ScriptOutputType type, String[] keys, String[] args) {
         return redis.<T>fcall(function.registeredName(), type, keys, args).toCompletableFuture();
     }

@@ -44,23 +44,21 @@ public final class RedisLink implements AutoCloseable {
 
     /** @param uris one Redis URI, or for a cluster one or more seed URIs separated by commas */
     public static RedisLink connect(String uris, boolean cluster) {
+        ClientOptions options = ClientOptions.builder()
+                // Fail commands fast while Redis is away instead of queueing them without bound.
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
+                .build();
         if (cluster) {
             List<RedisURI> seeds = Arrays.stream(uris.split(",")).map(String::trim).filter(uri -> !uri.isEmpty())
                     .map(RedisURI::create).toList();
             RedisClusterClient client = RedisClusterClient.create(seeds);
-            client.setOptions(ClusterClientOptions.builder()
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-                    .build());
+            client.setOptions(ClusterClientOptions.builder(options).build());
             StatefulRedisClusterConnection<String, String> connection = client.connect();
             return new RedisLink(client, connection, connection.async(), connection.sync(), client::connectPubSub);
         }
         RedisClient client = RedisClient.create(RedisURI.create(uris.trim()));
-        client.setOptions(ClientOptions.builder()
-                // Fail commands fast while Redis is away instead of queueing them without bound.
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-                .build());
+        client.setOptions(options);
         StatefulRedisConnection<String, String> connection = client.connect();
         return new RedisLink(client, connection, connection.async(), connection.sync(), client::connectPubSub);
     }

@@ -116,8 +116,7 @@ public final class MessageStatusStore {
 
     /** Whether an MQTT target was settled for good, so a redelivered batch does not box it again. */
     public CompletableFuture<Boolean> settled(String id, String targetKey) {
-        return functions.<Long>call(Function.OUTCOME_SETTLED, ScriptOutputType.INTEGER, new String[] {done(id)}, targetKey)
-                .thenApply(settled -> settled == 1);
+        return functions.ask(Function.OUTCOME_SETTLED, new String[] {done(id)}, targetKey);
     }
 
     private CompletableFuture<Recording> recordInMessage(String id, int batch, String targetKey, String field,

@@ -103,9 +103,9 @@ end
 
 -- Changes an existing app and tells every process's local cache.
 -- KEYS app:{id}. ARGV changes channel, app id, n, then n field/value pairs, then fields to delete.
--- Returns the new version, or -1 if the app is unknown.
+-- Returns the new version, or nil if the app is unknown.
 local function app_update(keys, args)
-  if redis.call('EXISTS', keys[1]) == 0 then return -1 end
+  if redis.call('EXISTS', keys[1]) == 0 then return nil end
   local i = 4
   for _ = 1, tonumber(args[3]) do
     redis.call('HSET', keys[1], args[i], args[i + 1])

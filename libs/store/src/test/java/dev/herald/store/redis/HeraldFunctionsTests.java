@@ -10,31 +10,19 @@ import io.lettuce.core.FlushMode;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 class HeraldFunctionsTests {
-    private static TestRedis redis;
-
-    @BeforeAll
-    static void connect() {
-        redis = new TestRedis();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        redis.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        redis.flush();
-    }
 
     @Test
     void runsAgainAfterRedisForgotTheLibrary() {
+        try (TestRedis redis = new TestRedis()) {
+            forgetAndCallAgain(redis);
+        }
+    }
+
+    private static void forgetAndCallAgain(TestRedis redis) {
+        redis.flush();
         HeraldFunctions functions = redis.functions();
         String app = RedisKeys.app("a");
         redis.sync().hset(app, "version", "0");
@@ -54,8 +42,10 @@ class HeraldFunctionsTests {
 
     @Test
     void missingLibraryIsReportedByName() {
-        assertThatThrownBy(() -> new HeraldFunctions(redis.async(), "/dev/herald/store/redis/nope.lua"))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("nope.lua");
+        try (TestRedis redis = new TestRedis()) {
+            assertThatThrownBy(() -> new HeraldFunctions(redis.async(), "/dev/herald/store/redis/nope.lua"))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("nope.lua");
+        }
     }
 }
