@@ -3,7 +3,8 @@ package dev.herald.contract;
 import java.util.Objects;
 
 /**
- * What the gateway puts on a connection-manager node's queue ({@link #nodeQueue}) for a device that
+ * What the gateway puts on a connection-manager node's queue (named by the store's MQTT slice,
+ * {@code dev.herald.store.mqtt.MqttAddresses}) for a device that
  * node holds: a copy of the message the device's box in Redis already has, so the node delivers it
  * without reading Redis. The box stays the source of truth: losing this copy (a node that died)
  * delays the message until the device's next session drains its box, it never loses it.
@@ -12,22 +13,10 @@ import java.util.Objects;
  * @param expiresAt epoch millis after which the message is not delivered but expired
  */
 public record MqttDelivery(String appId, String deviceId, String messageId, String payload, long expiresAt) {
-    /** Prefix of the per-node queues; the routing key on {@link Queues#EXCHANGE} is the queue name. */
-    public static final String NODE_QUEUE_PREFIX = "herald.cm.node.";
-
     public MqttDelivery {
         Objects.requireNonNull(appId, "appId");
         Objects.requireNonNull(deviceId, "deviceId");
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(payload, "payload");
-    }
-
-    public static String nodeQueue(String nodeId) {
-        return NODE_QUEUE_PREFIX + nodeId;
-    }
-
-    /** The MQTT topic a device subscribes to and receives its pushes on. */
-    public static String deviceTopic(String appId, String deviceId) {
-        return "apps/" + appId + "/devices/" + deviceId;
     }
 }

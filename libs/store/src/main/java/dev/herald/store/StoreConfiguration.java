@@ -1,66 +1,59 @@
 package dev.herald.store;
 
+import dev.herald.store.app.ApiKeyIndex;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.app.AppStore;
 import dev.herald.store.crypto.CredentialCipher;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.mqtt.DeviceSessions;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.store.redis.HeraldFunctions;
+import dev.herald.store.redis.RedisLink;
 import dev.herald.store.status.ExpansionProgress;
 import dev.herald.store.status.MessageStatusStore;
-import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
-import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import java.time.Duration;
+import java.time.Clock;
+import java.util.concurrent.TimeUnit;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Primary;
 
 /**
- * The shared Redis-backed registry. One Lettuce connection serves every caller: it is thread-safe
- * and pipelines concurrent commands, which is what lets the gateway record thousands of outcomes a
- * second without a pool.
+ * The store: the one owner of Herald's Redis data model (libs/store/README.md). Its time comes from
+ * the application's {@link Clock} bean when there is one (the services and tests may set it), else
+ * the system clock in UTC.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(StoreProperties.class)
 public class StoreConfiguration {
 
-    @Bean(destroyMethod = "shutdown")
-    RedisClient redisClient(StoreProperties properties) {
-        RedisClient client = RedisClient.create(RedisURI.create(properties.redisUri()));
-        client.setOptions(ClientOptions.builder()
-                // Fail commands fast while Redis is away instead of queueing them without bound.
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled(Duration.ofSeconds(5)))
-                .build());
-        return client;
-    }
-
-    /**
-     * Primary: the pub/sub connection below is a {@code StatefulRedisConnection} too, and must not be
-     * injected where commands are meant.
-     */
     @Bean(destroyMethod = "close")
-    @Primary
-    StatefulRedisConnection<String, String> redisConnection(RedisClient client) {
-        return client.connect();
+    RedisLink redisLink(StoreProperties properties) {
+        return RedisLink.connect(properties.redisUri(), properties.redisCluster());
     }
 
     @Bean
-    RedisAsyncCommands<String, String> redisCommands(StatefulRedisConnection<String, String> connection) {
-        return connection.async();
+    RedisClusterAsyncCommands<String, String> redisCommands(RedisLink link) {
+        return link.async();
+    }
+
+    @Bean
+    HeraldFunctions heraldFunctions(RedisClusterAsyncCommands<String, String> redis) {
+        return new HeraldFunctions(redis);
     }
 
     @Bean(destroyMethod = "close")
-    StatefulRedisPubSubConnection<String, String> redisChanges(RedisClient client) {
-        return client.connectPubSub();
+    StatefulRedisPubSubConnection<String, String> redisChanges(RedisLink link) {
+        return link.pubSub();
+    }
+
+    private static Clock clock(ObjectProvider<Clock> clock) {
+        return clock.getIfAvailable(Clock::systemUTC);
     }
 
     @Bean
@@ -69,8 +62,9 @@ public class StoreConfiguration {
     }
 
     @Bean
-    AppStore appStore(RedisAsyncCommands<String, String> redis, CredentialCipher cipher) {
-        return new AppStore(redis, cipher);
+    AppStore appStore(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, CredentialCipher cipher,
+                      ObjectProvider<Clock> clock) {
+        return new AppStore(redis, functions, cipher, clock(clock));
     }
 
     @Bean
@@ -79,13 +73,19 @@ public class StoreConfiguration {
     }
 
     @Bean
-    DeviceRegistry deviceRegistry(RedisAsyncCommands<String, String> redis) {
-        return new DeviceRegistry(redis);
+    ApiKeyIndex apiKeyIndex(RedisClusterAsyncCommands<String, String> redis) {
+        return new ApiKeyIndex(redis);
     }
 
     @Bean
-    MessageStatusStore messageStatusStore(RedisAsyncCommands<String, String> redis, StoreProperties properties) {
-        return new MessageStatusStore(redis, properties.statusTtl());
+    DeviceRegistry deviceRegistry(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, ObjectProvider<Clock> clock) {
+        return new DeviceRegistry(redis, functions, clock(clock));
+    }
+
+    @Bean
+    MessageStatusStore messageStatusStore(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions,
+                                          StoreProperties properties, ObjectProvider<Clock> clock) {
+        return new MessageStatusStore(redis, functions, properties.statusTtl(), clock(clock));
     }
 
     @Bean
@@ -94,21 +94,28 @@ public class StoreConfiguration {
     }
 
     @Bean
-    MqttOutbox mqttOutbox(RedisAsyncCommands<String, String> redis, StoreProperties properties) {
-        return new MqttOutbox(redis, properties.mqttBoxSize(), properties.statusTtl());
+    DeviceSessions deviceSessions(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions) {
+        return new DeviceSessions(redis, functions);
     }
 
     @Bean
-    ExpansionProgress expansionProgress(RedisAsyncCommands<String, String> redis, StoreProperties properties) {
-        return new ExpansionProgress(redis, properties.statusTtl());
+    MqttOutbox mqttOutbox(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, MessageStatusStore status,
+                          DeviceSessions sessions, StoreProperties properties, ObjectProvider<Clock> clock) {
+        return new MqttOutbox(redis, functions, status, sessions, properties.mqttBoxSize(), clock(clock));
+    }
+
+    @Bean
+    ExpansionProgress expansionProgress(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions,
+                                        StoreProperties properties) {
+        return new ExpansionProgress(redis, functions, properties.statusTtl());
     }
 
     /** Part of readiness: without Redis neither sends nor deliveries can be recorded. */
     @Bean
-    HealthIndicator redisHealthIndicator(StatefulRedisConnection<String, String> connection) {
+    HealthIndicator redisHealthIndicator(RedisClusterAsyncCommands<String, String> redis) {
         return () -> {
             try {
-                String pong = connection.async().ping().get(2, java.util.concurrent.TimeUnit.SECONDS);
+                String pong = redis.ping().get(2, TimeUnit.SECONDS);
                 return Health.up().withDetail("ping", pong).build();
             } catch (Exception e) {
                 return Health.down().withDetail("error", e.getClass().getSimpleName()).build();

@@ -1,11 +1,16 @@
 package dev.herald.store;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.redis.HeraldFunctions;
+import dev.herald.store.redis.RedisLink;
 import dev.herald.testsupport.LocalRedis;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.lettuce.core.api.sync.RedisCommands;
+import dev.herald.testsupport.LocalRedisCluster;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -13,37 +18,69 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A Lettuce client to the test JVM's real redis-server ({@link LocalRedis}). Each instance has its
- * own client, so two instances stand in for two processes sharing one Redis.
+ * A store client to the test JVM's real Redis: a single redis-server ({@link LocalRedis}), or with
+ * {@code -Dherald.test.redis=cluster} a three-master Redis Cluster ({@link LocalRedisCluster}); the
+ * store's pom runs the whole suite both ways. Each instance has its own client, so two instances
+ * stand in for two processes sharing one Redis.
+ *
+ * <p>Before it empties Redis, and when it closes, it asserts that every key there has a shape
+ * {@link RedisKeys} defines: code writing a key the store does not own fails the suite.
  */
 public final class TestRedis implements AutoCloseable {
     /** Base64 of 32 fixed bytes: a valid herald.crypto-key for tests. */
     public static final String CRYPTO_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
     public static final Duration TIMEOUT = Duration.ofSeconds(5);
+    public static final Clock CLOCK = Clock.systemUTC();
+    /** Whether this run's Redis is the cluster. */
+    public static final boolean CLUSTER = "cluster".equals(System.getProperty("herald.test.redis"));
 
-    private final RedisClient client = RedisClient.create(LocalRedis.get().uri());
-    private final StatefulRedisConnection<String, String> connection = client.connect();
+    private final RedisLink link = RedisLink.connect(uri(), CLUSTER);
+    private HeraldFunctions functions;
 
-    public RedisAsyncCommands<String, String> async() {
-        return connection.async();
+    public static String uri() {
+        return CLUSTER ? LocalRedisCluster.get().uri() : LocalRedis.get().uri();
     }
 
-    public RedisCommands<String, String> sync() {
-        return connection.sync();
+    public RedisClusterAsyncCommands<String, String> async() {
+        return link.async();
+    }
+
+    public RedisClusterCommands<String, String> sync() {
+        return link.sync();
+    }
+
+    /** The function library, loaded by this client on first use. */
+    public synchronized HeraldFunctions functions() {
+        if (functions == null) {
+            functions = new HeraldFunctions(link.async());
+        }
+        return functions;
     }
 
     /** A pub/sub connection of this client; closed with it. */
     public StatefulRedisPubSubConnection<String, String> pubSub() {
-        return client.connectPubSub();
+        return link.pubSub();
     }
 
     public void flush() {
-        connection.sync().flushdb();
+        assertEveryKeyIsDefined();
+        link.sync().flushall();
+    }
+
+    /** Every key in Redis has a shape {@link RedisKeys} defines (on a cluster: on every master). */
+    public void assertEveryKeyIsDefined() {
+        assertThat(link.sync().keys("*"))
+                .as("keys whose shape dev.herald.store.keys.RedisKeys does not define")
+                .allSatisfy(key -> assertThat(RedisKeys.KeyPattern.of(key)).as(key).isPresent());
     }
 
     @Override
     public void close() {
-        client.shutdown();
+        try {
+            assertEveryKeyIsDefined();
+        } finally {
+            link.close();
+        }
     }
 
     /** The value of a future that must complete within {@link #TIMEOUT}. */

@@ -4,13 +4,13 @@ import dev.herald.cm.delivery.ExpirySweeper;
 import dev.herald.cm.delivery.NodeQueueListener;
 import dev.herald.cm.mqtt.MqttServer;
 import dev.herald.cm.session.SessionRegistry;
-import dev.herald.contract.MqttDelivery;
 import dev.herald.contract.Queues;
 import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.contract.amqp.QueueDeclarations;
+import dev.herald.store.mqtt.DeviceSessions;
+import dev.herald.store.mqtt.MqttAddresses;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttOutbox;
-import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -44,7 +44,7 @@ public class ConnectionManagerConfiguration {
      */
     @Bean
     Declarables nodeQueue(CmProperties properties) {
-        String name = MqttDelivery.nodeQueue(properties.nodeId());
+        String name = MqttAddresses.nodeQueue(properties.nodeId());
         Queue queue = new Queue(name, false, false, false, Map.of("x-expires", properties.queueExpiry().toMillis()));
         return new Declarables(queue, BindingBuilder.bind(queue).to(new DirectExchange(Queues.EXCHANGE, true, false)).with(name));
     }
@@ -69,8 +69,8 @@ public class ConnectionManagerConfiguration {
     }
 
     @Bean
-    SessionRegistry sessionRegistry(RedisAsyncCommands<String, String> redis, ConfirmedPublisher publisher, CmProperties properties) {
-        return new SessionRegistry(redis, publisher, properties.nodeId(), properties.lease());
+    SessionRegistry sessionRegistry(DeviceSessions sessions, ConfirmedPublisher publisher, CmProperties properties) {
+        return new SessionRegistry(sessions, publisher, properties.nodeId(), properties.lease());
     }
 
     /**
@@ -97,7 +97,7 @@ public class ConnectionManagerConfiguration {
     SimpleMessageListenerContainer nodeQueueListener(ConnectionFactory connections, CmProperties properties,
                                                      SessionRegistry sessions, JsonMapper json) {
         SimpleMessageListenerContainer container = new SimpleMessageListenerContainer(connections);
-        container.setQueueNames(MqttDelivery.nodeQueue(properties.nodeId()));
+        container.setQueueNames(MqttAddresses.nodeQueue(properties.nodeId()));
         container.setAcknowledgeMode(AcknowledgeMode.AUTO);
         container.setPrefetchCount(250);
         container.setMessageListener(new NodeQueueListener(sessions, json));

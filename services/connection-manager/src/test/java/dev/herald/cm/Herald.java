@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.herald.cm.mqtt.MqttServer;
 import dev.herald.dispatcher.DispatcherApplication;
 import dev.herald.gateway.GatewayApplication;
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -36,8 +39,6 @@ final class Herald {
     private final ConfigurableApplicationContext gateway;
     private final ConfigurableApplicationContext cm;
     private final HttpClient http = HttpClient.newHttpClient();
-    private final io.lettuce.core.api.sync.RedisCommands<String, String> redis =
-            io.lettuce.core.RedisClient.create(LocalRedis.get().uri()).connect().sync();
 
     /** How a registered MQTT device connects. */
     record Device(String appId, String deviceId, String password, String topic) {
@@ -138,9 +139,21 @@ final class Herald {
         }
     }
 
+    /**
+     * Every key in Redis, written by the dispatcher, gateway and connection manager running here, has
+     * a shape the store's RedisKeys defines: a service that invents a key of its own fails this.
+     */
+    @SuppressWarnings("unchecked")
+    List<String> keysOfUndefinedShape() {
+        RedisClusterAsyncCommands<String, String> redis = cm.getBean(RedisClusterAsyncCommands.class);
+        return redis.keys("*").toCompletableFuture().join().stream()
+                .filter(key -> RedisKeys.KeyPattern.of(key).isEmpty())
+                .toList();
+    }
+
     /** Messages waiting in the device's box for its PUBACK. */
     long boxSize(Device device) {
-        return redis.zcard("cm:box:{" + device.appId() + "/" + device.deviceId() + "}");
+        return cm.getBean(MqttOutbox.class).size(device.appId(), device.deviceId()).join();
     }
 
     String metrics() {

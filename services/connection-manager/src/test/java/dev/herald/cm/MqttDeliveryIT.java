@@ -12,6 +12,7 @@ import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
@@ -24,6 +25,11 @@ import tools.jackson.databind.JsonNode;
 class MqttDeliveryIT {
     private final Herald herald = Herald.get();
     private final Herald.App app = herald.createApp();
+
+    @AfterAll
+    static void everyKeyTheServicesWroteIsOneTheStoreDefines() {
+        assertThat(Herald.get().keysOfUndefinedShape()).isEmpty();
+    }
 
     private static String deviceId() {
         return "dev-" + UUID.randomUUID().toString().substring(0, 8);

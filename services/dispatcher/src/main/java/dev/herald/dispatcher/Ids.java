@@ -6,8 +6,9 @@ import java.util.regex.Pattern;
 /** The shapes of identifiers the API accepts; anything else is refused with 400 before it reaches Redis. */
 public final class Ids {
     /**
-     * App ids. No ':': Redis keys are built as {@code <kind>:<appId>:<rest>} (devices, topics,
-     * idempotency keys), and only an app id without ':' makes such a key name one app. Were ':'
+     * App ids. No ':' (nor braces): Redis keys are built as {@code <kind>:{<appId>}:<rest>} or
+     * {@code <kind>:<appId>:<rest>} (devices, topics, idempotency keys; the store's RedisKeys), and
+     * only an app id without ':' makes such a key name one app. Were ':'
      * allowed, app "a" registering device "b:c" would write the key of app "a:b"'s device "c".
      */
     public static final String APP_ID = "[A-Za-z0-9._-]{1,128}";

@@ -3,7 +3,8 @@ package dev.herald.dispatcher;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.contract.Queues;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import dev.herald.store.keys.RedisKeys;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -12,7 +13,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 class IdempotencyTests extends DispatcherIntegrationTest {
 
     @Autowired
-    RedisAsyncCommands<String, String> redis;
+    RedisClusterAsyncCommands<String, String> redis;
 
     private Api.Response send(TestApp app, String body, String key) {
         return api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), body, "Idempotency-Key", key);
@@ -73,16 +74,16 @@ class IdempotencyTests extends DispatcherIntegrationTest {
         String body = "{\"to\":{\"topic\":\"a\"},\"title\":\"x\"}";
         // Learn the request hash from a first claim, then make it look like it was never queued and just claimed.
         send(app, body, key);
-        String value = redis.get("idem:" + app.id() + ":" + key).get();
+        String value = redis.get(RedisKeys.idempotency(app.id(), key)).get();
         String[] parts = value.split("\\|");
         String inFlight = UUID.randomUUID() + "|" + parts[1] + "|" + System.currentTimeMillis();
-        redis.set("idem:" + app.id() + ":" + key, inFlight).get();
+        redis.set(RedisKeys.idempotency(app.id(), key), inFlight).get();
 
         Api.Response response = send(app, body, key);
 
         assertProblem(response, 409);
         assertThat(response.header("Retry-After")).contains("1");
-        assertThat(redis.get("idem:" + app.id() + ":" + key).get()).isEqualTo(inFlight);
+        assertThat(redis.get(RedisKeys.idempotency(app.id(), key)).get()).isEqualTo(inFlight);
         drain(Queues.AUDIENCE);
     }
 
@@ -92,9 +93,9 @@ class IdempotencyTests extends DispatcherIntegrationTest {
         String key = UUID.randomUUID().toString();
         String body = "{\"to\":{\"topic\":\"a\"},\"title\":\"x\"}";
         send(app, body, key);
-        String[] parts = redis.get("idem:" + app.id() + ":" + key).get().split("\\|");
+        String[] parts = redis.get(RedisKeys.idempotency(app.id(), key)).get().split("\\|");
         // claimed an hour ago by a dispatcher that died before queueing
-        redis.set("idem:" + app.id() + ":" + key, UUID.randomUUID() + "|" + parts[1] + "|"
+        redis.set(RedisKeys.idempotency(app.id(), key), UUID.randomUUID() + "|" + parts[1] + "|"
                 + (System.currentTimeMillis() - 3_600_000)).get();
         drain(Queues.AUDIENCE);
 
@@ -123,7 +124,7 @@ class IdempotencyTests extends DispatcherIntegrationTest {
         TestApp app = createApp();
         String key = UUID.randomUUID().toString();
         send(app, "{\"to\":{\"topic\":\"a\"},\"title\":\"x\"}", key);
-        long ttl = redis.ttl("idem:" + app.id() + ":" + key).get();
+        long ttl = redis.ttl(RedisKeys.idempotency(app.id(), key)).get();
         assertThat(ttl).isBetween(86_000L, 86_400L);
         drain(Queues.AUDIENCE);
     }

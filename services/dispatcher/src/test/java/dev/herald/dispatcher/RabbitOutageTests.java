@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.herald.contract.Queues;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import dev.herald.store.keys.RedisKeys;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -43,7 +44,7 @@ class RabbitOutageTests {
     int port;
 
     @Autowired
-    RedisAsyncCommands<String, String> redis;
+    RedisClusterAsyncCommands<String, String> redis;
 
     @Autowired
     RabbitTemplate template;
@@ -65,13 +66,13 @@ class RabbitOutageTests {
         drainAll();
 
         rabbit.stop();
-        long statusRecords = redis.keys("msg:*").get().size();
+        long statusRecords = redis.keys(RedisKeys.KeyPattern.MESSAGE.glob()).get().size();
         Api.Response refused = send(api, "outage-app", key, "during-outage");
 
         DispatcherIntegrationTest.assertProblem(refused, 503);
         assertThat(refused.header("Retry-After")).contains("5");
-        assertThat(redis.keys("msg:*").get()).hasSize((int) statusRecords);
-        assertThat(redis.exists("idem:outage-app:during-outage").get()).isZero();
+        assertThat(redis.keys(RedisKeys.KeyPattern.MESSAGE.glob()).get()).hasSize((int) statusRecords);
+        assertThat(redis.exists(RedisKeys.idempotency("outage-app", "during-outage")).get()).isZero();
         Api.Response readiness = api.get("/actuator/health/readiness", null);
         assertThat(readiness.status()).isEqualTo(503);
         assertThat(readiness.json().get("status").asString()).isEqualTo("DOWN");

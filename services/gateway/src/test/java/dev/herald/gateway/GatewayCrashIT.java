@@ -13,6 +13,8 @@ import dev.herald.contract.Target;
 import dev.herald.store.app.AppStore;
 import dev.herald.store.app.FcmCredential;
 import dev.herald.store.crypto.CredentialCipher;
+import dev.herald.store.redis.HeraldFunctions;
+import dev.herald.store.redis.RedisLink;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
 import dev.herald.sandbox.ProviderSandbox;
@@ -22,8 +24,6 @@ import dev.herald.testsupport.FreePorts;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
 import dev.herald.testsupport.ServerProcess;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -31,6 +31,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -77,8 +78,7 @@ class GatewayCrashIT {
     private static final int SCALE_DOWN_STOP_AFTER_ACCEPTED = 100;
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static RedisClient redisClient;
-    private static StatefulRedisConnection<String, String> redis;
+    private static RedisLink redis;
     private static AppStore apps;
     private static MessageStatusStore status;
     private static CachingConnectionFactory rabbitConnections;
@@ -94,10 +94,10 @@ class GatewayCrashIT {
         // and the connection resets a killed gateway leaves at the sandbox (expected here).
         ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(Level.WARN);
         ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.netty.channel.DefaultChannelPipeline")).setLevel(Level.ERROR);
-        redisClient = RedisClient.create(LocalRedis.get().uri());
-        redis = redisClient.connect();
-        apps = new AppStore(redis.async(), new CredentialCipher(CRYPTO_KEY));
-        status = new MessageStatusStore(redis.async(), Duration.ofHours(1));
+        redis = RedisLink.connect(LocalRedis.get().uri(), false);
+        HeraldFunctions functions = new HeraldFunctions(redis.async());
+        apps = new AppStore(redis.async(), functions, new CredentialCipher(CRYPTO_KEY), Clock.systemUTC());
+        status = new MessageStatusStore(redis.async(), functions, Duration.ofHours(1), Clock.systemUTC());
         rabbitConnections = new CachingConnectionFactory(LocalRabbit.get().host(), LocalRabbit.get().port());
         rabbitConnections.setPublisherConfirmType(CachingConnectionFactory.ConfirmType.SIMPLE);
         rabbit = new RabbitTemplate(rabbitConnections);
@@ -108,7 +108,6 @@ class GatewayCrashIT {
     static void disconnect() {
         rabbitConnections.destroy();
         redis.close();
-        redisClient.shutdown();
     }
 
     @BeforeEach

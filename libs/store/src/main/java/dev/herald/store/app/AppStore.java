@@ -1,9 +1,11 @@
 package dev.herald.store.app;
 
 import dev.herald.store.crypto.CredentialCipher;
-import dev.herald.store.redis.RedisScript;
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.redis.HeraldFunctions;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,27 +15,29 @@ import java.util.concurrent.CompletableFuture;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Apps in Redis, one hash per app ({@code app:<id>}): name, version, API key hashes
+ * Apps in Redis, one hash per app ({@code app:{<id>}}): name, version, API key hashes
  * ({@code key:<keyId>}) and encrypted credentials ({@code cred:fcm}, {@code cred:apns}). Every change
  * bumps the version and publishes the app id on {@value #CHANGES_CHANNEL} so local caches drop it.
  * Reads on the hot path go through {@link AppCache}, not here.
  */
 public final class AppStore {
-    public static final String CHANGES_CHANNEL = "herald:app-changed";
+    public static final String CHANGES_CHANNEL = RedisKeys.APP_CHANGES_CHANNEL;
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
-    private final RedisAsyncCommands<String, String> redis;
+    private final RedisClusterAsyncCommands<String, String> redis;
+    private final HeraldFunctions functions;
     private final CredentialCipher cipher;
-    private final RedisScript update;
+    private final Clock clock;
 
-    public AppStore(RedisAsyncCommands<String, String> redis, CredentialCipher cipher) {
+    public AppStore(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, CredentialCipher cipher, Clock clock) {
         this.redis = redis;
+        this.functions = functions;
         this.cipher = cipher;
-        this.update = RedisScript.fromClasspath("/dev/herald/store/lua/app_update.lua", ScriptOutputType.INTEGER, redis);
+        this.clock = clock;
     }
 
     private static String key(String appId) {
-        return "app:" + appId;
+        return RedisKeys.app(appId);
     }
 
     /** Creates the app with a first API key; empty if an app with this id exists. */
@@ -43,7 +47,7 @@ public final class AppStore {
             if (!created) {
                 return CompletableFuture.completedFuture(Optional.<ApiKeys.Issued>empty());
             }
-            return redis.hset(key(appId), Map.of("createdAt", Instant.now().toString(), "version", "0"))
+            return redis.hset(key(appId), Map.of("createdAt", clock.instant().toString(), "version", "0"))
                     .toCompletableFuture()
                     .thenCompose(ignored -> change(appId, Map.of(keyField(issued.keyId()), keyValue(issued)), List.of()))
                     .thenApply(version -> Optional.of(issued));
@@ -83,6 +87,7 @@ public final class AppStore {
 
     private CompletableFuture<Boolean> change(String appId, Map<String, String> set, List<String> delete) {
         List<String> args = new ArrayList<>();
+        args.add(CHANGES_CHANNEL);
         args.add(appId);
         args.add(String.valueOf(set.size()));
         set.forEach((field, value) -> {
@@ -90,8 +95,9 @@ public final class AppStore {
             args.add(value);
         });
         args.addAll(delete);
-        return update.<Long>run(redis, new String[] {key(appId)}, args.toArray(String[]::new))
-                .thenApply(version -> version >= 0);
+        return functions.<Long>call(HeraldFunctions.Function.APP_UPDATE, ScriptOutputType.INTEGER, new String[] {key(appId)},
+                        args.toArray(String[]::new))
+                .thenApply(version -> version != null);
     }
 
     private App decode(String appId, Map<String, String> fields) {
@@ -115,7 +121,7 @@ public final class AppStore {
         return "key:" + keyId;
     }
 
-    private static String keyValue(ApiKeys.Issued issued) {
-        return issued.sha256() + "|" + Instant.now();
+    private String keyValue(ApiKeys.Issued issued) {
+        return issued.sha256() + "|" + clock.instant();
     }
 }

@@ -2,13 +2,15 @@ package dev.herald.store.device;
 
 import dev.herald.contract.Channel;
 import dev.herald.contract.Target;
-import dev.herald.store.redis.RedisScript;
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.redis.HeraldFunctions;
+import dev.herald.store.redis.HeraldFunctions.Function;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -19,53 +21,69 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Devices and topic membership in Redis:
- * {@code dev:<app>:<device>} (channel, token), {@code devtopics:<app>:<device>} (its topics),
- * {@code topic:<app>:<topic>} (device ids) and {@code tok:<app>:<channel>:<token>} (device id, so a
- * token the provider reports dead can be removed). Lua scripts keep the four in step.
+ * {@code dev:{<app>}:<device>} (channel, token), {@code devtopics:{<app>}:<device>} (its topics),
+ * {@code topic:{<app>}:<topic>} (device ids) and {@code tok:{<app>}:<channel>:<token>} (device id, so
+ * a token the provider reports dead can be removed). The four share the app's hash tag, so the
+ * library's device functions keep them in step in one atomic step, on Redis Cluster too.
  */
 public final class DeviceRegistry {
-    private final RedisAsyncCommands<String, String> redis;
-    private final RedisScript register;
-    private final RedisScript remove;
-    private final RedisScript topic;
+    private final RedisClusterAsyncCommands<String, String> redis;
+    private final HeraldFunctions functions;
+    private final Clock clock;
 
-    public DeviceRegistry(RedisAsyncCommands<String, String> redis) {
+    public DeviceRegistry(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Clock clock) {
         this.redis = redis;
-        this.register = RedisScript.fromClasspath("/dev/herald/store/lua/device_register.lua", ScriptOutputType.INTEGER, redis);
-        this.remove = RedisScript.fromClasspath("/dev/herald/store/lua/device_remove.lua", ScriptOutputType.INTEGER, redis);
-        this.topic = RedisScript.fromClasspath("/dev/herald/store/lua/device_topic.lua", ScriptOutputType.INTEGER, redis);
+        this.functions = functions;
+        this.clock = clock;
+    }
+
+    private static String[] deviceKeys(String appId, String deviceId) {
+        return new String[] {RedisKeys.device(appId, deviceId), RedisKeys.deviceTopics(appId, deviceId)};
+    }
+
+    private CompletableFuture<Boolean> call(Function function, String[] keys, List<String> args) {
+        return functions.ask(function, keys, args.toArray(String[]::new));
     }
 
     /** Registers or replaces a device; true when it is new. */
     public CompletableFuture<Boolean> register(String appId, String deviceId, Channel channel, String token, Iterable<String> topics) {
-        List<String> args = new ArrayList<>(List.of(appId, deviceId, channel.name(), token,
-                String.valueOf(Instant.now().toEpochMilli())));
+        List<String> args = new ArrayList<>(List.of(RedisKeys.tokenPrefix(appId), RedisKeys.topicPrefix(appId), deviceId,
+                channel.name(), token, String.valueOf(clock.millis())));
         topics.forEach(args::add);
-        return register.<Long>run(redis, new String[0], args.toArray(String[]::new)).thenApply(created -> created == 1);
+        return call(Function.DEVICE_REGISTER, deviceKeys(appId, deviceId), args);
     }
 
     public CompletableFuture<Boolean> unregister(String appId, String deviceId) {
-        return remove.<Long>run(redis, new String[0], appId, deviceId, "", "").thenApply(removed -> removed == 1);
+        return call(Function.DEVICE_REMOVE, deviceKeys(appId, deviceId),
+                List.of(RedisKeys.tokenPrefix(appId), RedisKeys.topicPrefix(appId), deviceId));
     }
 
     /** Removes the device holding this token, if it still holds it. True when a device was removed. */
     public CompletableFuture<Boolean> removeToken(String appId, Channel channel, String token) {
-        return remove.<Long>run(redis, new String[0], appId, "", channel.name(), token).thenApply(removed -> removed == 1);
+        return redis.get(RedisKeys.token(appId, channel.name(), token)).toCompletableFuture().thenCompose(deviceId -> deviceId == null
+                ? CompletableFuture.completedFuture(false)
+                : call(Function.DEVICE_REMOVE, deviceKeys(appId, deviceId),
+                        List.of(RedisKeys.tokenPrefix(appId), RedisKeys.topicPrefix(appId), deviceId, channel.name(), token)));
     }
 
     /** False when the device is not registered. */
     public CompletableFuture<Boolean> subscribe(String appId, String deviceId, String topicName) {
-        return topic.<Long>run(redis, new String[0], appId, deviceId, topicName, "sub").thenApply(ok -> ok == 1);
+        return topic(appId, deviceId, topicName, "sub");
     }
 
     /** False when the device is not registered. */
     public CompletableFuture<Boolean> unsubscribe(String appId, String deviceId, String topicName) {
-        return topic.<Long>run(redis, new String[0], appId, deviceId, topicName, "unsub").thenApply(ok -> ok == 1);
+        return topic(appId, deviceId, topicName, "unsub");
+    }
+
+    private CompletableFuture<Boolean> topic(String appId, String deviceId, String topicName, String op) {
+        String[] keys = {RedisKeys.device(appId, deviceId), RedisKeys.deviceTopics(appId, deviceId), RedisKeys.topic(appId, topicName)};
+        return call(Function.DEVICE_TOPIC, keys, List.of(deviceId, topicName, op));
     }
 
     public CompletableFuture<Optional<Device>> find(String appId, String deviceId) {
-        CompletableFuture<Map<String, String>> fields = redis.hgetall("dev:" + appId + ":" + deviceId).toCompletableFuture();
-        CompletableFuture<java.util.Set<String>> topics = redis.smembers("devtopics:" + appId + ":" + deviceId).toCompletableFuture();
+        CompletableFuture<Map<String, String>> fields = redis.hgetall(RedisKeys.device(appId, deviceId)).toCompletableFuture();
+        CompletableFuture<java.util.Set<String>> topics = redis.smembers(RedisKeys.deviceTopics(appId, deviceId)).toCompletableFuture();
         return fields.thenCombine(topics, (hash, names) -> hash.isEmpty() ? Optional.<Device>empty()
                 : Optional.of(new Device(appId, deviceId, Channel.valueOf(hash.get("channel")), hash.get("token"),
                         new HashSet<>(names), Instant.ofEpochMilli(Long.parseLong(hash.getOrDefault("updatedAt", "0"))))));
@@ -73,7 +91,7 @@ public final class DeviceRegistry {
 
     /** One page of a topic's subscribers, starting at {@code cursor} ("0" for the first page). */
     public CompletableFuture<TopicPage> topicPage(String appId, String topicName, String cursor, int pageSize) {
-        return redis.sscan("topic:" + appId + ":" + topicName, ScanCursor.of(cursor), ScanArgs.Builder.limit(pageSize))
+        return redis.sscan(RedisKeys.topic(appId, topicName), ScanCursor.of(cursor), ScanArgs.Builder.limit(pageSize))
                 .toCompletableFuture()
                 .thenApply(page -> new TopicPage(page.getValues(), page.isFinished() ? "0" : page.getCursor()));
     }
@@ -82,7 +100,7 @@ public final class DeviceRegistry {
     public CompletableFuture<List<Target>> resolve(String appId, List<String> deviceIds) {
         List<RedisFuture<List<KeyValue<String, String>>>> lookups = new ArrayList<>(deviceIds.size());
         for (String deviceId : deviceIds) {
-            lookups.add(redis.hmget("dev:" + appId + ":" + deviceId, "channel", "token"));
+            lookups.add(redis.hmget(RedisKeys.device(appId, deviceId), "channel", "token"));
         }
         return CompletableFuture.allOf(lookups.stream().map(RedisFuture::toCompletableFuture).toArray(CompletableFuture[]::new))
                 .thenApply(ignored -> {

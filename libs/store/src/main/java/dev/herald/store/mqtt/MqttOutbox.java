@@ -1,13 +1,20 @@
 package dev.herald.store.mqtt;
 
-import dev.herald.contract.Channel;
-import dev.herald.store.redis.RedisScript;
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.redis.HeraldFunctions;
+import dev.herald.store.redis.HeraldFunctions.Function;
+import dev.herald.store.status.MessageStatusStore;
 import dev.herald.store.status.Outcome;
+import dev.herald.store.status.Recording;
+import io.lettuce.core.Limit;
+import io.lettuce.core.Range;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
-import java.time.Duration;
+import io.lettuce.core.ZAddArgs;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -18,6 +25,11 @@ import java.util.concurrent.CompletableFuture;
  * or a queue, holds the message, a node that dies, a device that moves to another node or a second
  * connection that takes over loses nothing: the next session drains the box in order.
  * Bounded ({@code maxEntries}, oldest evicted), TTL honoured, a collapse key replaces the older entry.
+ *
+ * <p>The box and the device's session share the device's hash slot; the message's status, the
+ * expiry index and node leases live elsewhere, so a put and a settle are steps ordered so that a
+ * crash between them at worst delivers a message twice (QoS 1 allows it), never counts it twice and
+ * never leaves a boxed entry that the expiry sweeper cannot find.
  */
 public final class MqttOutbox {
     /** One message in a box: the JSON the device receives, and when it expires (epoch ms). */
@@ -34,70 +46,65 @@ public final class MqttOutbox {
     public record Placement(Optional<String> node, List<String> collapsed, List<String> evicted) {
     }
 
-    private static final String BOX_PREFIX = "cm:box:";
-    private static final String EXPIRIES = "cm:expiries";
-
-    private final RedisAsyncCommands<String, String> redis;
+    private final RedisClusterAsyncCommands<String, String> redis;
+    private final HeraldFunctions functions;
+    private final MessageStatusStore status;
+    private final DeviceSessions sessions;
     private final int maxEntries;
-    private final Duration statusTtl;
-    private final RedisScript put;
-    private final RedisScript settle;
-    private final RedisScript read;
-    private final RedisScript reindex;
+    private final Clock clock;
 
-    public MqttOutbox(RedisAsyncCommands<String, String> redis, int maxEntries, Duration statusTtl) {
+    public MqttOutbox(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, MessageStatusStore status,
+                      DeviceSessions sessions, int maxEntries, Clock clock) {
         this.redis = redis;
+        this.functions = functions;
+        this.status = status;
+        this.sessions = sessions;
         this.maxEntries = maxEntries;
-        this.statusTtl = statusTtl;
-        this.put = RedisScript.fromClasspath("/dev/herald/store/lua/box_put.lua", ScriptOutputType.MULTI, redis);
-        this.settle = RedisScript.fromClasspath("/dev/herald/store/lua/box_settle.lua", ScriptOutputType.INTEGER, redis);
-        this.read = RedisScript.fromClasspath("/dev/herald/store/lua/box_read.lua", ScriptOutputType.MULTI, redis);
-        this.reindex = RedisScript.fromClasspath("/dev/herald/store/lua/box_reindex.lua", ScriptOutputType.INTEGER, redis);
+        this.clock = clock;
     }
 
-    /** Redis hash tag shared by all of one device's keys ({@code /} cannot occur in ids, {@code :} can). */
-    private static String tag(String appId, String deviceId) {
-        return "{" + appId + "/" + deviceId + "}";
+    private static String[] boxKeys(String appId, String deviceId) {
+        return new String[] {RedisKeys.mqttBox(appId, deviceId), RedisKeys.mqttBoxEntries(appId, deviceId)};
     }
 
-    /** Key naming which node and connection hold the device ({@code <node>|<connection>}). */
-    public static String sessionKey(String appId, String deviceId) {
-        return "cm:session:" + tag(appId, deviceId);
-    }
-
-    /** Key whose presence says the node is alive (its lease, renewed by its heartbeat). */
-    public static String nodeLeaseKey(String nodeId) {
-        return "cm:node:" + nodeId;
-    }
-
-    /** The status-store target key of an MQTT device. */
-    public static String targetKey(String deviceId) {
-        return Channel.mqtt + ":" + deviceId;
-    }
-
-    /** Puts a message into the device's box and says which live node holds the device. */
+    /**
+     * Puts a message into the device's box and says which live node holds the device. Putting again
+     * a message that is in the box or already settled for this device changes nothing (a redelivered
+     * gateway batch).
+     */
     public CompletableFuture<Placement> put(String appId, String deviceId, Entry entry, String collapseKey) {
-        String tag = tag(appId, deviceId);
-        String[] keys = {"cm:box:" + tag, "cm:boxm:" + tag, sessionKey(appId, deviceId), "done:" + entry.messageId()};
-        return put.<List<Object>>run(redis, keys, entry.messageId(), entry.payload(), String.valueOf(entry.expiresAt()),
-                        collapseKey == null ? "" : collapseKey, String.valueOf(maxEntries), targetKey(deviceId),
-                        String.valueOf(System.currentTimeMillis()))
-                .thenApply(result -> {
-                    String node = (String) result.getFirst();
+        return status.settled(entry.messageId(), MqttAddresses.targetKey(deviceId)).thenCompose(settled -> settled
+                ? sessions.liveNode(appId, deviceId).thenApply(node -> new Placement(node, List.of(), List.of()))
+                : boxed(appId, deviceId, entry, collapseKey));
+    }
+
+    private CompletableFuture<Placement> boxed(String appId, String deviceId, Entry entry, String collapseKey) {
+        String[] keys = {RedisKeys.mqttBox(appId, deviceId), RedisKeys.mqttBoxEntries(appId, deviceId),
+                RedisKeys.mqttSession(appId, deviceId)};
+        return functions.<List<Object>>call(Function.BOX_PUT, ScriptOutputType.MULTI, keys, entry.messageId(), entry.payload(),
+                        String.valueOf(entry.expiresAt()), collapseKey == null ? "" : collapseKey,
+                        String.valueOf(maxEntries), String.valueOf(clock.millis()))
+                // After the entry is in the box, so a concurrent reindex that missed it sees this (see reindex).
+                .thenCompose(result -> index(keys[0], entry.expiresAt()).thenApply(indexed -> result))
+                .thenCompose(result -> sessions.liveNode((String) result.getFirst()).thenApply(node -> {
                     List<String> collapsed = new ArrayList<>();
                     List<String> evicted = new ArrayList<>();
                     for (Object item : result.subList(1, result.size())) {
                         String text = (String) item;
                         (text.startsWith("c:") ? collapsed : evicted).add(text.substring(2));
                     }
-                    return new Placement(node.isEmpty() ? Optional.empty() : Optional.of(node), collapsed, evicted);
-                });
+                    return new Placement(node, collapsed, evicted);
+                }));
+    }
+
+    /** Lowers the box's score in the expiry index to {@code expiresAt} (adds it when absent). */
+    private CompletableFuture<Long> index(String boxKey, long expiresAt) {
+        return redis.zadd(RedisKeys.mqttExpiries(), ZAddArgs.Builder.lt(), expiresAt, boxKey).toCompletableFuture();
     }
 
     /** The device's box in arrival order (expired entries included; the caller settles them). */
     public CompletableFuture<List<Entry>> read(String appId, String deviceId) {
-        String tag = tag(appId, deviceId);
-        return read.<List<Object>>run(redis, new String[] {"cm:box:" + tag, "cm:boxm:" + tag}).thenApply(flat -> {
+        return functions.<List<Object>>call(Function.BOX_READ, ScriptOutputType.MULTI, boxKeys(appId, deviceId)).thenApply(flat -> {
             List<Entry> entries = new ArrayList<>(flat.size() / 3);
             for (int i = 0; i + 2 < flat.size(); i += 3) {
                 entries.add(new Entry((String) flat.get(i), (String) flat.get(i + 1), Long.parseLong((String) flat.get(i + 2))));
@@ -107,16 +114,15 @@ public final class MqttOutbox {
     }
 
     /**
-     * Removes a message from the box and counts its final outcome for this device once.
+     * Counts the message's final outcome for this device once, then removes it from the box (a crash
+     * between the two leaves the entry to be delivered and settled again: counted once all the same).
      * True when this call counted it.
      */
     public CompletableFuture<Boolean> settle(String appId, String deviceId, String messageId, Outcome outcome) {
-        String tag = tag(appId, deviceId);
-        String[] keys = {"cm:box:" + tag, "cm:boxm:" + tag, "msg:" + messageId, "done:" + messageId, "stats:" + appId};
-        return settle.<Long>run(redis, keys, messageId, targetKey(deviceId), outcome.kind().name(),
-                        outcome.reason() == null ? "" : outcome.reason(), String.valueOf(System.currentTimeMillis()),
-                        String.valueOf(statusTtl.toSeconds()))
-                .thenApply(counted -> counted == 1);
+        return status.settle(messageId, appId, MqttAddresses.targetKey(deviceId), outcome)
+                .thenCompose(recording -> functions.<Long>call(Function.BOX_REMOVE, ScriptOutputType.INTEGER,
+                                boxKeys(appId, deviceId), messageId)
+                        .thenApply(removed -> recording == Recording.RECORDED));
     }
 
     /** A device whose box has an entry that expired (see {@link #due}). */
@@ -128,26 +134,37 @@ public final class MqttOutbox {
      * those entries {@code expired} even when their device never connects again.
      */
     public CompletableFuture<List<Box>> due(long nowMillis, int limit) {
-        return redis.zrangebyscore(EXPIRIES, io.lettuce.core.Range.create(0, nowMillis), io.lettuce.core.Limit.create(0, limit))
+        return redis.zrangebyscore(RedisKeys.mqttExpiries(), Range.create(0, nowMillis), Limit.create(0, limit))
                 .toCompletableFuture()
                 .thenApply(keys -> keys.stream()
-                        .filter(key -> key.startsWith(BOX_PREFIX + "{") && key.endsWith("}") && key.indexOf('/') > 0)
-                        .map(key -> {
-                            String tag = key.substring(BOX_PREFIX.length() + 1, key.length() - 1);
-                            int slash = tag.indexOf('/');
-                            return new Box(tag.substring(0, slash), tag.substring(slash + 1));
-                        })
+                        .map(RedisKeys::mqttBoxOwner)
+                        .filter(Objects::nonNull)
+                        .map(owner -> new Box(owner[0], owner[1]))
                         .toList());
     }
 
-    /** After a sweep: the box's next expiry goes into the index, or the box leaves it when empty. */
+    /**
+     * After a sweep: the box's next expiry goes into the index, or the box leaves it when empty.
+     * The box and the index are in different slots, so a put may land between reading the box and
+     * writing the index; reading the box once more afterwards, and lowering the score to what it
+     * holds, keeps that put's entry indexed (a put indexes only after its entry is in the box).
+     */
     public CompletableFuture<Void> reindex(Box box) {
-        String tag = tag(box.appId(), box.deviceId());
-        return reindex.<Long>run(redis, new String[] {BOX_PREFIX + tag, "cm:boxm:" + tag, EXPIRIES}).thenApply(ignored -> null);
+        String boxKey = RedisKeys.mqttBox(box.appId(), box.deviceId());
+        return earliest(box).thenCompose(earliest -> earliest == null
+                        ? redis.zrem(RedisKeys.mqttExpiries(), boxKey).toCompletableFuture()
+                        : redis.zadd(RedisKeys.mqttExpiries(), earliest, boxKey).toCompletableFuture())
+                .thenCompose(written -> earliest(box))
+                .thenCompose(again -> again == null ? CompletableFuture.completedFuture(0L) : index(boxKey, again))
+                .thenApply(ignored -> null);
+    }
+
+    private CompletableFuture<Long> earliest(Box box) {
+        return functions.call(Function.BOX_EARLIEST, ScriptOutputType.INTEGER, boxKeys(box.appId(), box.deviceId()));
     }
 
     /** Entries in the device's box (metrics, tests). */
     public CompletableFuture<Long> size(String appId, String deviceId) {
-        return redis.zcard("cm:box:" + tag(appId, deviceId)).toCompletableFuture();
+        return redis.zcard(RedisKeys.mqttBox(appId, deviceId)).toCompletableFuture();
     }
 }

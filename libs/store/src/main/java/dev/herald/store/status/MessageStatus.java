@@ -25,6 +25,11 @@ public record MessageStatus(String id, String appId, String state, long total, l
         return Math.max(0, total - sent - failed - expired - delivered);
     }
 
+    /**
+     * Names the state from stored facts. Whether the message is complete is not decided here: that
+     * rule lives once, in herald.lua ({@code complete_if_done}), and {@code completed} is the
+     * {@code completedAt} it wrote; this only says which final state a complete message ended in.
+     */
     static String derive(boolean queued, boolean completed, long total, long sent, long failed, long expired, long delivered) {
         if (completed) {
             if (sent > 0) {

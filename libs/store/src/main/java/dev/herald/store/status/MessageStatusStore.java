@@ -1,9 +1,12 @@
 package dev.herald.store.status;
 
-import dev.herald.store.redis.RedisScript;
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.redis.HeraldFunctions;
+import dev.herald.store.redis.HeraldFunctions.Function;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -14,30 +17,33 @@ import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 
 /**
- * Message status and per-app statistics in Redis. {@code msg:<id>} holds counters (total, sent,
- * failed, expired, delivered, reason:*), {@code done:<id>} maps each finished target to the batch that
- * finished it: that map is what makes a redelivered batch skip targets already sent and what keeps
- * every target counted once. {@code stats:<app>} holds the app's running totals.
+ * Message status and per-app statistics in Redis. {@code msg:{<id>}} holds counters (total, sent,
+ * failed, expired, delivered, reason:*), {@code done:{<id>}} maps each finished target to the batch
+ * that finished it: that map is what makes a redelivered batch skip targets already sent and what
+ * keeps every target counted once. {@code stats:{<app>}} holds the app's running totals; it lives in
+ * the app's hash slot, not the message's, so it is counted in a second step once the message's
+ * step said "newly recorded" (a process dying between the two loses that one count from the app's
+ * totals, never the message's).
  */
 public final class MessageStatusStore {
-    private final RedisAsyncCommands<String, String> redis;
+    private final RedisClusterAsyncCommands<String, String> redis;
+    private final HeraldFunctions functions;
     private final Duration ttl;
-    private final RedisScript record;
-    private final RedisScript expansionDone;
+    private final Clock clock;
 
-    public MessageStatusStore(RedisAsyncCommands<String, String> redis, Duration ttl) {
+    public MessageStatusStore(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Duration ttl, Clock clock) {
         this.redis = redis;
+        this.functions = functions;
         this.ttl = ttl;
-        this.record = RedisScript.fromClasspath("/dev/herald/store/lua/outcome_record.lua", ScriptOutputType.INTEGER, redis);
-        this.expansionDone = RedisScript.fromClasspath("/dev/herald/store/lua/expansion_done.lua", ScriptOutputType.INTEGER, redis);
+        this.clock = clock;
     }
 
     private static String msg(String id) {
-        return "msg:" + id;
+        return RedisKeys.message(id);
     }
 
     private static String done(String id) {
-        return "done:" + id;
+        return RedisKeys.messageDone(id);
     }
 
     /**
@@ -69,8 +75,8 @@ public final class MessageStatusStore {
 
     /** The audience is fully expanded: the total is final. */
     public CompletableFuture<Void> expansionDone(String id) {
-        return expansionDone.<Long>run(redis, new String[] {msg(id)}, String.valueOf(System.currentTimeMillis()))
-                .thenApply(ignored -> null);
+        return functions.<Long>call(Function.EXPANSION_DONE, ScriptOutputType.INTEGER, new String[] {msg(id)},
+                String.valueOf(clock.millis())).thenApply(ignored -> null);
     }
 
     /**
@@ -78,11 +84,12 @@ public final class MessageStatusStore {
      * a duplicate target), in which case nothing was counted.
      */
     public CompletableFuture<Boolean> record(String id, String appId, int batch, String targetKey, Outcome outcome) {
-        String[] keys = {msg(id), done(id), "stats:" + appId};
-        return record.<Long>run(redis, keys, targetKey, String.valueOf(batch), outcome.kind().name(),
-                        outcome.reason() == null ? "" : outcome.reason(), outcome.tokenRemoved() ? "1" : "0",
-                        String.valueOf(ttl.toSeconds()), String.valueOf(System.currentTimeMillis()))
-                .thenApply(result -> result == 1);
+        String reason = outcome.reason() == null ? "" : outcome.reason();
+        String tokenRemoved = outcome.tokenRemoved() ? "1" : "0";
+        return recordInMessage(id, batch, targetKey, outcome.kind().name(), reason, tokenRemoved)
+                .thenCompose(recording -> recording == Recording.RECORDED
+                        ? countForApp(appId, outcome.kind().name(), reason, tokenRemoved).thenApply(counted -> true)
+                        : CompletableFuture.completedFuture(false));
     }
 
     /**
@@ -90,9 +97,39 @@ public final class MessageStatusStore {
      * a redelivered batch, and for a duplicate target in another batch it shrinks the total once.
      */
     public CompletableFuture<Void> alreadyFinished(String id, String appId, int batch, String targetKey) {
-        String[] keys = {msg(id), done(id), "stats:" + appId};
-        return record.<Long>run(redis, keys, targetKey, String.valueOf(batch), "skip", "", "0",
-                String.valueOf(ttl.toSeconds()), String.valueOf(System.currentTimeMillis())).thenApply(ignored -> null);
+        return recordInMessage(id, batch, targetKey, "skip", "", "0").thenApply(ignored -> null);
+    }
+
+    /**
+     * Settles an MQTT target for good (delivered, expired, failed): counted once however often it is
+     * settled, the app's totals after the message's.
+     */
+    public CompletableFuture<Recording> settle(String id, String appId, String targetKey, Outcome outcome) {
+        String reason = outcome.reason() == null ? "" : outcome.reason();
+        return functions.<Long>call(Function.OUTCOME_SETTLE, ScriptOutputType.INTEGER, new String[] {msg(id), done(id)},
+                        targetKey, outcome.kind().name(), reason, String.valueOf(ttl.toSeconds()), String.valueOf(clock.millis()))
+                .thenApply(Recording::of)
+                .thenCompose(recording -> recording == Recording.RECORDED
+                        ? countForApp(appId, outcome.kind().name(), reason, "0").thenApply(counted -> recording)
+                        : CompletableFuture.completedFuture(recording));
+    }
+
+    /** Whether an MQTT target was settled for good, so a redelivered batch does not box it again. */
+    public CompletableFuture<Boolean> settled(String id, String targetKey) {
+        return functions.ask(Function.OUTCOME_SETTLED, new String[] {done(id)}, targetKey);
+    }
+
+    private CompletableFuture<Recording> recordInMessage(String id, int batch, String targetKey, String field,
+                                                         String reason, String tokenRemoved) {
+        return functions.<Long>call(Function.OUTCOME_RECORD, ScriptOutputType.INTEGER, new String[] {msg(id), done(id)},
+                        targetKey, String.valueOf(batch), field, reason, tokenRemoved, String.valueOf(ttl.toSeconds()),
+                        String.valueOf(clock.millis()))
+                .thenApply(Recording::of);
+    }
+
+    private CompletableFuture<Long> countForApp(String appId, String field, String reason, String tokenRemoved) {
+        return functions.call(Function.STATS_COUNT, ScriptOutputType.INTEGER, new String[] {RedisKeys.appStats(appId)},
+                field, reason, tokenRemoved);
     }
 
     /** Which of these targets already have an outcome (a redelivered batch, or a duplicate target). */
@@ -125,7 +162,7 @@ public final class MessageStatusStore {
     }
 
     public CompletableFuture<AppStats> stats(String appId) {
-        return redis.hgetall("stats:" + appId).toCompletableFuture().thenApply(fields -> new AppStats(
+        return redis.hgetall(RedisKeys.appStats(appId)).toCompletableFuture().thenApply(fields -> new AppStats(
                 number(fields, "sent"), number(fields, "failed"), number(fields, "expired"),
                 number(fields, "tokensRemoved"), reasons(fields)));
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.herald.store.TestRedis;
+import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.crypto.CredentialCipher;
 import java.time.Duration;
 import java.util.Optional;
@@ -32,8 +33,8 @@ class AppCacheTests {
         remote = new TestRedis();
         local.flush();
         CredentialCipher cipher = new CredentialCipher(TestRedis.CRYPTO_KEY);
-        localStore = new AppStore(local.async(), cipher);
-        remoteStore = new AppStore(remote.async(), cipher);
+        localStore = new AppStore(local.async(), local.functions(), cipher, TestRedis.CLOCK);
+        remoteStore = new AppStore(remote.async(), remote.functions(), cipher, TestRedis.CLOCK);
         cache = new AppCache(localStore, local.pubSub(), Duration.ofHours(1));
     }
 
@@ -83,7 +84,7 @@ class AppCacheTests {
         assertThat(join(cache.get("shop"))).isEmpty();
 
         // Written behind the store's back: no change is published, so the cached answer stands.
-        remote.sync().hset("app:shop", "name", "Shop");
+        remote.sync().hset(RedisKeys.app("shop"), "name", "Shop");
         assertThat(join(localStore.load("shop"))).isPresent();
 
         assertThat(join(cache.get("shop"))).isEmpty();
@@ -105,7 +106,7 @@ class AppCacheTests {
     @Test
     void invalidateDropsTheEntryAtOnce() {
         assertThat(join(cache.get("shop"))).isEmpty();
-        remote.sync().hset("app:shop", "name", "Shop");
+        remote.sync().hset(RedisKeys.app("shop"), "name", "Shop");
 
         cache.invalidate("shop");
 

@@ -5,10 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.herald.store.TestRedis;
+import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.crypto.CredentialCipher;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanCursor;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -30,7 +31,7 @@ class AppStoreTests {
     @BeforeAll
     static void connect() {
         redis = new TestRedis();
-        store = new AppStore(redis.async(), new CredentialCipher(TestRedis.CRYPTO_KEY));
+        store = new AppStore(redis.async(), redis.functions(), new CredentialCipher(TestRedis.CRYPTO_KEY), TestRedis.CLOCK);
     }
 
     @AfterAll
@@ -106,7 +107,7 @@ class AppStoreTests {
         join(store.create("thief", "Thief"));
         join(store.setFcm("shop", FCM));
 
-        redis.sync().hset("app:thief", "cred:fcm", redis.sync().hget("app:shop", "cred:fcm"));
+        redis.sync().hset(RedisKeys.app("thief"), "cred:fcm", redis.sync().hget(RedisKeys.app("shop"), "cred:fcm"));
 
         assertThatThrownBy(() -> join(store.load("thief")))
                 .isInstanceOf(IllegalStateException.class)
@@ -177,7 +178,7 @@ class AppStoreTests {
         assertThat(join(store.clearCredential("ghost", "fcm"))).isFalse();
         assertThat(join(store.addKey("ghost"))).isEmpty();
 
-        assertThat(redis.sync().exists("app:ghost")).isZero();
+        assertThat(redis.sync().exists(RedisKeys.app("ghost"))).isZero();
         assertThat(redis.sync().dbsize()).isZero();
         assertThat(join(store.load("ghost"))).isEmpty();
     }
@@ -187,7 +188,7 @@ class AppStoreTests {
     }
 
     /** Every key name, hash field, and value in the database, as text. */
-    static List<String> everythingStored(RedisCommands<String, String> redis) {
+    static List<String> everythingStored(RedisClusterCommands<String, String> redis) {
         List<String> out = new ArrayList<>();
         KeyScanCursor<String> cursor = redis.scan(ScanCursor.INITIAL);
         while (true) {

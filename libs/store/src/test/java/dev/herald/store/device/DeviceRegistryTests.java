@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.herald.contract.Channel;
 import dev.herald.contract.Target;
 import dev.herald.store.TestRedis;
+import dev.herald.store.keys.RedisKeys;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -26,7 +27,7 @@ class DeviceRegistryTests {
     @BeforeAll
     static void connect() {
         redis = new TestRedis();
-        devices = new DeviceRegistry(redis.async());
+        devices = new DeviceRegistry(redis.async(), redis.functions(), TestRedis.CLOCK);
     }
 
     @AfterAll
@@ -66,8 +67,8 @@ class DeviceRegistryTests {
 
         assertThat(join(devices.register(APP, "d1", Channel.apns, "tok-new", List.of("sport", "weather")))).isFalse();
 
-        assertThat(redis.sync().exists("tok:" + APP + ":fcm:tok-old")).isZero();
-        assertThat(redis.sync().get("tok:" + APP + ":apns:tok-new")).isEqualTo("d1");
+        assertThat(redis.sync().exists(RedisKeys.token(APP, "fcm", "tok-old"))).isZero();
+        assertThat(redis.sync().get(RedisKeys.token(APP, "apns", "tok-new"))).isEqualTo("d1");
         assertThat(topicMembers(APP, "news")).isEmpty();
         assertThat(topicMembers(APP, "sport")).containsExactly("d1");
         assertThat(topicMembers(APP, "weather")).containsExactly("d1");
@@ -86,7 +87,7 @@ class DeviceRegistryTests {
         assertThat(join(devices.find(APP, "d1"))).isEmpty();
         assertThat(topicMembers(APP, "news")).containsExactly("d2");
         assertThat(topicMembers(APP, "sport")).isEmpty();
-        assertThat(redis.sync().exists("tok:" + APP + ":fcm:tok-a", "devtopics:" + APP + ":d1")).isZero();
+        assertThat(redis.sync().exists(RedisKeys.token(APP, "fcm", "tok-a"), RedisKeys.deviceTopics(APP, "d1"))).isZero();
         assertThat(join(devices.unregister(APP, "d1"))).isFalse();
     }
 
@@ -183,6 +184,6 @@ class DeviceRegistryTests {
     }
 
     private static Set<String> topicMembers(String app, String topic) {
-        return redis.sync().smembers("topic:" + app + ":" + topic);
+        return redis.sync().smembers(RedisKeys.topic(app, topic));
     }
 }

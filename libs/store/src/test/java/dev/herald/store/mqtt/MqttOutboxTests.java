@@ -4,6 +4,7 @@ import static dev.herald.store.TestRedis.join;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.store.TestRedis;
+import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
 import dev.herald.store.status.Outcome;
@@ -28,8 +29,9 @@ class MqttOutboxTests {
     @BeforeAll
     static void connect() {
         redis = new TestRedis();
-        outbox = new MqttOutbox(redis.async(), 3, TTL);
-        status = new MessageStatusStore(redis.async(), TTL);
+        status = new MessageStatusStore(redis.async(), redis.functions(), TTL, TestRedis.CLOCK);
+        outbox = new MqttOutbox(redis.async(), redis.functions(), status,
+                new DeviceSessions(redis.async(), redis.functions()), 3, TestRedis.CLOCK);
     }
 
     @AfterAll
@@ -102,9 +104,9 @@ class MqttOutboxTests {
     @Test
     void thePlacementNamesTheNodeHoldingTheDeviceOnlyWhileTheNodesLeaseLives() {
         String id = accepted();
-        redis.sync().set(MqttOutbox.sessionKey(app, device), "node-a|1");
+        redis.sync().set(RedisKeys.mqttSession(app, device), "node-a|1");
         assertThat(join(outbox.put(app, device, entry(id), null)).node()).isEmpty();
-        redis.sync().set(MqttOutbox.nodeLeaseKey("node-a"), "1");
+        redis.sync().set(RedisKeys.mqttNodeLease("node-a"), "1");
         assertThat(join(outbox.put(app, device, entry(accepted()), null)).node()).contains("node-a");
     }
 

@@ -4,6 +4,7 @@ import static dev.herald.store.TestRedis.join;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.store.TestRedis;
+import dev.herald.store.keys.RedisKeys;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -22,8 +23,8 @@ class ExpansionProgressTests {
     @BeforeAll
     static void connect() {
         redis = new TestRedis();
-        progress = new ExpansionProgress(redis.async(), TTL);
-        status = new MessageStatusStore(redis.async(), TTL);
+        progress = new ExpansionProgress(redis.async(), redis.functions(), TTL);
+        status = new MessageStatusStore(redis.async(), redis.functions(), TTL, TestRedis.CLOCK);
     }
 
     @AfterAll
@@ -55,6 +56,6 @@ class ExpansionProgressTests {
         assertThat(step).isEqualTo(new ExpansionProgress.Step(ExpansionProgress.DONE, 5));
         assertThat(step.finished()).isTrue();
         assertThat(join(status.find("m1")).orElseThrow().total()).isEqualTo(620);
-        assertThat(redis.sync().ttl("expand:m1")).isBetween(TTL.toSeconds() - 60, TTL.toSeconds());
+        assertThat(redis.sync().ttl(RedisKeys.expansion("m1"))).isBetween(TTL.toSeconds() - 60, TTL.toSeconds());
     }
 }

@@ -4,6 +4,7 @@ import static dev.herald.store.TestRedis.join;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.store.TestRedis;
+import dev.herald.store.keys.RedisKeys;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -34,8 +35,8 @@ class MessageStatusStoreTests {
     @BeforeAll
     static void connect() {
         redis = new TestRedis();
-        store = new MessageStatusStore(redis.async(), TTL);
-        progress = new ExpansionProgress(redis.async(), TTL);
+        store = new MessageStatusStore(redis.async(), redis.functions(), TTL, TestRedis.CLOCK);
+        progress = new ExpansionProgress(redis.async(), redis.functions(), TTL);
     }
 
     @AfterAll
@@ -81,7 +82,7 @@ class MessageStatusStoreTests {
         join(store.discard(id));
 
         assertThat(join(store.record(id, APP, 0, A, Outcome.sent()))).isFalse();
-        assertThat(redis.sync().exists("msg:" + id, "done:" + id)).isZero();
+        assertThat(redis.sync().exists(RedisKeys.message(id), RedisKeys.messageDone(id))).isZero();
     }
 
     @Test
@@ -301,7 +302,7 @@ class MessageStatusStoreTests {
         join(store.discard(id));
 
         assertThat(join(store.find(id))).isEmpty();
-        assertThat(redis.sync().exists("msg:" + id)).isZero();
+        assertThat(redis.sync().exists(RedisKeys.message(id))).isZero();
     }
 
     @Test
@@ -310,7 +311,7 @@ class MessageStatusStoreTests {
         join(store.queued(id, acceptedAt));
         join(store.record(id, APP, 0, A, Outcome.sent()));
 
-        assertThat(redis.sync().ttl("msg:" + id)).isBetween(TTL.toSeconds() - 60, TTL.toSeconds());
+        assertThat(redis.sync().ttl(RedisKeys.message(id))).isBetween(TTL.toSeconds() - 60, TTL.toSeconds());
     }
 
     @Test
@@ -319,7 +320,7 @@ class MessageStatusStoreTests {
         join(store.record(id, APP, 0, A, Outcome.sent()));
         join(store.record(id, APP, 1, A, Outcome.sent()));
 
-        assertThat(redis.sync().ttl("done:" + id)).isBetween(TTL.toSeconds() - 60, TTL.toSeconds());
+        assertThat(redis.sync().ttl(RedisKeys.messageDone(id))).isBetween(TTL.toSeconds() - 60, TTL.toSeconds());
     }
 
     private MessageStatus status() {

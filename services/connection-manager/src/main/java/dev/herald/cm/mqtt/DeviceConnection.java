@@ -1,9 +1,9 @@
 package dev.herald.cm.mqtt;
 
 import dev.herald.cm.session.SessionRegistry;
-import dev.herald.contract.MqttDelivery;
 import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.store.status.Outcome;
+import dev.herald.store.mqtt.MqttAddresses;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -173,7 +173,7 @@ final class DeviceConnection extends ChannelInboundHandlerAdapter implements Ses
         }
         appId = username;
         deviceId = clientId;
-        topic = MqttDelivery.deviceTopic(appId, deviceId);
+        topic = MqttAddresses.deviceTopic(appId, deviceId);
         connectionId = context.sessions().newConnectionId();
         maxInFlight = context.properties().maxInFlight();
         if (v5 && message.variableHeader().properties().getProperty(MqttProperties.MqttPropertyType.RECEIVE_MAXIMUM.value())

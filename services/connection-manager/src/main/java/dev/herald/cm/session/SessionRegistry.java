@@ -1,12 +1,10 @@
 package dev.herald.cm.session;
 
-import dev.herald.contract.MqttDelivery;
 import dev.herald.contract.Queues;
 import dev.herald.contract.amqp.ConfirmedPublisher;
+import dev.herald.store.mqtt.DeviceSessions;
+import dev.herald.store.mqtt.MqttAddresses;
 import dev.herald.store.mqtt.MqttOutbox;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SetArgs;
-import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
@@ -18,17 +16,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Which device is connected where. Locally a map of this node's sessions; in Redis
- * {@code cm:session:{app/device} = <node>|<connection>} plus this node's lease
- * {@code cm:node:<node>} (renewed by {@link #heartbeat}), so the gateway routes to the node holding
- * a device and treats the devices of a node whose lease lapsed as offline. A session key is deleted
- * only by the connection that wrote it, so a late disconnect never erases a newer session.
+ * Which device is connected where. Locally a map of this node's sessions; in Redis (the store's
+ * {@link DeviceSessions}) the node and connection holding each device plus this node's lease
+ * (renewed by {@link #heartbeat}), so the gateway routes to the node holding a device and treats the
+ * devices of a node whose lease lapsed as offline.
  */
 public final class SessionRegistry {
     private static final Logger log = LoggerFactory.getLogger(SessionRegistry.class);
-    private static final String RELEASE = """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-            return 0""";
 
     /** What a session needs from the registry. */
     public interface Session {
@@ -53,13 +47,13 @@ public final class SessionRegistry {
 
     private final Map<String, Session> local = new ConcurrentHashMap<>();
     private final AtomicLong connections = new AtomicLong();
-    private final RedisAsyncCommands<String, String> redis;
+    private final DeviceSessions sessions;
     private final ConfirmedPublisher publisher;
     private final String nodeId;
     private final Duration lease;
 
-    public SessionRegistry(RedisAsyncCommands<String, String> redis, ConfirmedPublisher publisher, String nodeId, Duration lease) {
-        this.redis = redis;
+    public SessionRegistry(DeviceSessions sessions, ConfirmedPublisher publisher, String nodeId, Duration lease) {
+        this.sessions = sessions;
         this.publisher = publisher;
         this.nodeId = nodeId;
         this.lease = lease;
@@ -87,19 +81,18 @@ public final class SessionRegistry {
         if (previous != null && previous != session) {
             previous.takenOver();
         }
-        String owner = nodeId + "|" + session.connectionId();
-        return redis.setGet(MqttOutbox.sessionKey(session.appId(), session.deviceId()), owner).toCompletableFuture()
-                .thenCompose(old -> {
-                    if (old == null || old.startsWith(nodeId + "|")) {
+        return sessions.claim(session.appId(), session.deviceId(), holder(session))
+                .thenCompose(previousHolder -> {
+                    if (previousHolder.isEmpty() || previousHolder.get().nodeId().equals(nodeId)) {
                         return CompletableFuture.completedFuture(null);
                     }
-                    String[] parts = old.split("\\|", 2);
-                    Takeover takeover = new Takeover(session.appId(), session.deviceId(), parts.length > 1 ? parts[1] : "");
+                    DeviceSessions.Holder old = previousHolder.get();
+                    Takeover takeover = new Takeover(session.appId(), session.deviceId(), old.connectionId());
                     // A node that is gone has no queue: unroutable, nothing to close there.
-                    return publisher.publish(new ConfirmedPublisher.Outgoing(Queues.EXCHANGE, MqttDelivery.nodeQueue(parts[0]),
+                    return publisher.publish(new ConfirmedPublisher.Outgoing(Queues.EXCHANGE, MqttAddresses.nodeQueue(old.nodeId()),
                                     "takeover-" + session.connectionId(), takeover, Map.of(Takeover.HEADER, "1")))
                             .exceptionally(error -> {
-                                log.debug("takeover notice to {} not delivered: {}", parts[0], error.toString());
+                                log.debug("takeover notice to {} not delivered: {}", old.nodeId(), error.toString());
                                 return null;
                             });
                 });
@@ -108,9 +101,11 @@ public final class SessionRegistry {
     /** The connection closed: forget it, here and in Redis, unless a newer one replaced it. */
     public CompletableFuture<Void> release(Session session) {
         local.remove(key(session.appId(), session.deviceId()), session);
-        return redis.<Long>eval(RELEASE, ScriptOutputType.INTEGER, new String[] {MqttOutbox.sessionKey(session.appId(), session.deviceId())},
-                        nodeId + "|" + session.connectionId())
-                .toCompletableFuture().thenApply(ignored -> null);
+        return sessions.release(session.appId(), session.deviceId(), holder(session));
+    }
+
+    private DeviceSessions.Holder holder(Session session) {
+        return new DeviceSessions.Holder(nodeId, session.connectionId());
     }
 
     public Optional<Session> find(String appId, String deviceId) {
@@ -136,12 +131,11 @@ public final class SessionRegistry {
 
     /** Renews this node's lease; the gateway routes to it only while the lease exists. */
     public CompletableFuture<Void> heartbeat() {
-        return redis.set(MqttOutbox.nodeLeaseKey(nodeId), "1", SetArgs.Builder.px(lease.toMillis()))
-                .toCompletableFuture().thenApply(ignored -> null);
+        return sessions.heartbeat(nodeId, lease);
     }
 
     /** The node stops: the gateway stops routing here at once rather than when the lease lapses. */
     public CompletableFuture<Void> dropLease() {
-        return redis.del(MqttOutbox.nodeLeaseKey(nodeId)).toCompletableFuture().thenApply(ignored -> null);
+        return sessions.dropLease(nodeId);
     }
 }

@@ -4,9 +4,9 @@ import static dev.herald.dispatcher.Futures.await;
 
 import dev.herald.dispatcher.Ids;
 import dev.herald.dispatcher.auth.AdminApi;
-import dev.herald.dispatcher.auth.ApiKeyIndex;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.problem.RequestValidator;
+import dev.herald.store.app.ApiKeyIndex;
 import dev.herald.store.app.ApiKeys;
 import dev.herald.store.app.App;
 import dev.herald.store.app.AppCache;

@@ -1,8 +1,8 @@
 package dev.herald.dispatcher.auth;
 
 import dev.herald.dispatcher.DispatcherProperties;
+import dev.herald.store.app.ApiKeyIndex;
 import dev.herald.store.app.AppCache;
-import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.util.List;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -22,11 +22,6 @@ public class AuthConfiguration implements WebMvcConfigurer {
 
     AuthConfiguration(DispatcherProperties properties, AppCache apps, ApiKeyIndex keyIndex) {
         this.interceptor = new AuthInterceptor(new AdminToken(properties.adminToken()), apps, keyIndex);
-    }
-
-    @Bean
-    static ApiKeyIndex apiKeyIndex(RedisAsyncCommands<String, String> redis) {
-        return new ApiKeyIndex(redis);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.herald.dispatcher.auth;
 
 import dev.herald.dispatcher.Futures;
 import dev.herald.dispatcher.problem.Problems;
+import dev.herald.store.app.ApiKeyIndex;
 import dev.herald.store.app.ApiKeys;
 import dev.herald.store.app.App;
 import dev.herald.store.app.AppCache;

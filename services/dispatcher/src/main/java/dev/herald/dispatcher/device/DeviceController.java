@@ -4,7 +4,6 @@ import static dev.herald.dispatcher.Futures.await;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.herald.contract.Channel;
-import dev.herald.contract.MqttDelivery;
 import dev.herald.dispatcher.Ids;
 import dev.herald.dispatcher.auth.AppApi;
 import dev.herald.dispatcher.auth.AuthenticatedApp;
@@ -13,6 +12,7 @@ import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.store.device.Device;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.mqtt.MqttCredentials;
+import dev.herald.store.mqtt.MqttAddresses;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
@@ -55,7 +55,7 @@ public class DeviceController {
             boolean viaMqtt = device.channel() == Channel.mqtt;
             MqttAccess mqtt = viaMqtt
                     ? new MqttAccess(device.deviceId(), device.appId(), credentials.password(device.appId(), device.deviceId()),
-                            MqttDelivery.deviceTopic(device.appId(), device.deviceId()))
+                            MqttAddresses.deviceTopic(device.appId(), device.deviceId()))
                     : null;
             return new DeviceResponse(device.deviceId(), device.channel(), viaMqtt ? null : device.token(),
                     device.topics().stream().sorted().toList(), device.updatedAt(), mqtt);

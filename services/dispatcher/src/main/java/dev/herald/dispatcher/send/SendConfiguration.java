@@ -4,8 +4,10 @@ import dev.herald.dispatcher.DispatcherProperties;
 import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.idempotency.IdempotencyKeys;
+import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.status.MessageStatusStore;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import org.slf4j.LoggerFactory;
@@ -33,8 +35,9 @@ public class SendConfiguration {
     }
 
     @Bean
-    IdempotencyKeys idempotencyKeys(RedisAsyncCommands<String, String> redis, DispatcherProperties properties) {
-        return new IdempotencyKeys(redis, properties.idempotencyTtl());
+    IdempotencyKeys idempotencyKeys(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions,
+                                    DispatcherProperties properties) {
+        return new IdempotencyKeys(redis, functions, properties.idempotencyTtl());
     }
 
     @Bean

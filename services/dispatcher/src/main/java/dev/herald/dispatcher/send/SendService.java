@@ -9,6 +9,7 @@ import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.contract.amqp.PublishFailedException;
 import dev.herald.contract.Target;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.idempotency.IdempotencyKeys;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
 import java.security.MessageDigest;

@@ -13,6 +13,7 @@ import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.store.app.App;
 import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.store.status.Outcome;
+import dev.herald.store.mqtt.MqttAddresses;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -76,7 +77,7 @@ public final class MqttSender implements ProviderSender {
      * transport failure, retried (the box put is idempotent).
      */
     private CompletableFuture<Void> notifyNode(String node, MqttDelivery delivery) {
-        return publisher.publish(new ConfirmedPublisher.Outgoing(Queues.EXCHANGE, MqttDelivery.nodeQueue(node),
+        return publisher.publish(new ConfirmedPublisher.Outgoing(Queues.EXCHANGE, MqttAddresses.nodeQueue(node),
                         delivery.messageId(), delivery))
                 .exceptionallyCompose(error -> {
                     Throwable cause = error instanceof java.util.concurrent.CompletionException ? error.getCause() : error;

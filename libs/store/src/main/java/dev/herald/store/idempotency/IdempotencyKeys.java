@@ -1,8 +1,10 @@
-package dev.herald.dispatcher.send;
+package dev.herald.store.idempotency;
 
-import io.lettuce.core.ScriptOutputType;
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.redis.HeraldFunctions;
+import dev.herald.store.redis.HeraldFunctions.Function;
 import io.lettuce.core.SetArgs;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -14,23 +16,13 @@ import java.util.concurrent.CompletableFuture;
  * that could not publish releases its claim (only its own: compare-and-delete).
  */
 public final class IdempotencyKeys {
-    private static final String RELEASE = """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-            return 0""";
-    private static final String TAKE_OVER = """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then
-              redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
-              return 1
-            end
-            return 0""";
-
     /** Who holds a key: the message it produced and the request that produced it. */
     public record Claim(String messageId, String requestHash, long claimedAtMillis) {
-        String encode() {
+        public String encode() {
             return messageId + "|" + requestHash + "|" + claimedAtMillis;
         }
 
-        static Optional<Claim> decode(String value) {
+        public static Optional<Claim> decode(String value) {
             if (value == null) {
                 return Optional.empty();
             }
@@ -50,16 +42,18 @@ public final class IdempotencyKeys {
         }
     }
 
-    private final RedisAsyncCommands<String, String> redis;
+    private final RedisClusterAsyncCommands<String, String> redis;
+    private final HeraldFunctions functions;
     private final Duration ttl;
 
-    public IdempotencyKeys(RedisAsyncCommands<String, String> redis, Duration ttl) {
+    public IdempotencyKeys(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Duration ttl) {
         this.redis = redis;
+        this.functions = functions;
         this.ttl = ttl;
     }
 
     private static String key(String appId, String idempotencyKey) {
-        return "idem:" + appId + ":" + idempotencyKey;
+        return RedisKeys.idempotency(appId, idempotencyKey);
     }
 
     /** Claims the key for {@code claim}; empty if claimed now, else the claim that holds it. */
@@ -77,15 +71,14 @@ public final class IdempotencyKeys {
 
     /** Replaces an abandoned claim with {@code fresh}; false if someone else changed it first. */
     public CompletableFuture<Boolean> takeOver(String appId, String idempotencyKey, Claim abandoned, Claim fresh) {
-        return redis.<Long>eval(TAKE_OVER, ScriptOutputType.INTEGER, new String[] {key(appId, idempotencyKey)},
-                        abandoned.encode(), fresh.encode(), String.valueOf(ttl.toSeconds()))
-                .toCompletableFuture().thenApply(result -> result == 1);
+        return functions.ask(Function.REPLACE_IF_EQUAL, new String[] {key(appId, idempotencyKey)},
+                abandoned.encode(), fresh.encode(), String.valueOf(ttl.toSeconds()));
     }
 
     /** Deletes the key if {@code mine} still holds it. */
     public CompletableFuture<Void> release(String appId, String idempotencyKey, Claim mine) {
-        return redis.<Long>eval(RELEASE, ScriptOutputType.INTEGER, new String[] {key(appId, idempotencyKey)}, mine.encode())
-                .toCompletableFuture().thenApply(ignored -> null);
+        return functions.ask(Function.DELETE_IF_EQUAL, new String[] {key(appId, idempotencyKey)}, mine.encode())
+                .thenApply(ignored -> null);
     }
 
     private CompletableFuture<Boolean> setIfAbsent(String key, Claim claim) {

@@ -1,6 +1,7 @@
-package dev.herald.dispatcher.auth;
+package dev.herald.store.app;
 
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import dev.herald.store.keys.RedisKeys;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -10,14 +11,14 @@ import java.util.concurrent.CompletableFuture;
  * another app" (403) from "not a key" (401); the hot path never reads it.
  */
 public final class ApiKeyIndex {
-    private final RedisAsyncCommands<String, String> redis;
+    private final RedisClusterAsyncCommands<String, String> redis;
 
-    public ApiKeyIndex(RedisAsyncCommands<String, String> redis) {
+    public ApiKeyIndex(RedisClusterAsyncCommands<String, String> redis) {
         this.redis = redis;
     }
 
     private static String key(String keyId) {
-        return "apikey:" + keyId;
+        return RedisKeys.apiKey(keyId);
     }
 
     public CompletableFuture<Void> issued(String keyId, String appId) {

@@ -1,0 +1,168 @@
+package dev.herald.store.keys;
+
+import java.util.Arrays;
+import java.util.regex.Pattern;
+
+/**
+ * Every Redis key Herald uses, built here and nowhere else (libs/store/README.md documents each).
+ *
+ * <p>Keys that a function or transaction uses together share a hash tag, the part in braces, so they
+ * sit in one hash slot and the same code runs on Redis Cluster: {@code {<app>}} for an app and its
+ * device registry, {@code {<message>}} for a message's status, {@code {<app>/<device>}} for an MQTT
+ * device's box and session. App ids never contain {@code :}, {@code /} or braces (the dispatcher
+ * checks them), device ids never {@code /}, so no two entities share a name.
+ */
+public final class RedisKeys {
+    /** The pub/sub channel on which a changed app's id is published (not a key). */
+    public static final String APP_CHANGES_CHANNEL = "herald:app-changed";
+
+    /** Every key shape, with what the README table says of it and a pattern a live key must match. */
+    public enum KeyPattern {
+        APP("app:{<app>}", "app:\\{[^}]+\\}"),
+        APP_STATS("stats:{<app>}", "stats:\\{[^}]+\\}"),
+        API_KEY("apikey:<keyId>", "apikey:[^{}]+"),
+        IDEMPOTENCY("idem:<app>:<key>", "idem:[^:{}]+:.+"),
+        DEVICE("dev:{<app>}:<device>", "dev:\\{[^}]+\\}:.+"),
+        DEVICE_TOPICS("devtopics:{<app>}:<device>", "devtopics:\\{[^}]+\\}:.+"),
+        TOPIC("topic:{<app>}:<topic>", "topic:\\{[^}]+\\}:.+"),
+        TOKEN("tok:{<app>}:<channel>:<token>", "tok:\\{[^}]+\\}:[a-z]+:.+"),
+        MESSAGE("msg:{<message>}", "msg:\\{[^}]+\\}"),
+        MESSAGE_DONE("done:{<message>}", "done:\\{[^}]+\\}"),
+        EXPANSION("expand:{<message>}", "expand:\\{[^}]+\\}"),
+        MQTT_BOX("cm:box:{<app>/<device>}", "cm:box:\\{[^}/]+/[^}]+\\}"),
+        MQTT_BOX_ENTRIES("cm:boxm:{<app>/<device>}", "cm:boxm:\\{[^}/]+/[^}]+\\}"),
+        MQTT_SESSION("cm:session:{<app>/<device>}", "cm:session:\\{[^}/]+/[^}]+\\}"),
+        MQTT_NODE_LEASE("cm:node:<node>", "cm:node:.+"),
+        MQTT_EXPIRIES("cm:expiries", "cm:expiries");
+
+        private final String shape;
+        private final Pattern pattern;
+
+        KeyPattern(String shape, String regex) {
+            this.shape = shape;
+            this.pattern = Pattern.compile(regex);
+        }
+
+        /** How the README writes the key: placeholders in angle brackets. */
+        public String shape() {
+            return shape;
+        }
+
+        /** A KEYS/SCAN pattern for every key of this shape (braces are literal in Redis globs). */
+        public String glob() {
+            return shape.replaceAll("<[^>]+>", "*");
+        }
+
+        public boolean matches(String key) {
+            return pattern.matcher(key).matches();
+        }
+
+        /** The shape a live key has, if any: what a test asserts of every key it finds. */
+        public static java.util.Optional<KeyPattern> of(String key) {
+            return Arrays.stream(values()).filter(p -> p.matches(key)).findFirst();
+        }
+    }
+
+    private static final String MQTT_BOX_PREFIX = "cm:box:";
+
+    private RedisKeys() {
+    }
+
+    private static String appTag(String appId) {
+        return "{" + appId + "}";
+    }
+
+    private static String deviceTag(String appId, String deviceId) {
+        return "{" + appId + "/" + deviceId + "}";
+    }
+
+    private static String messageTag(String messageId) {
+        return "{" + messageId + "}";
+    }
+
+    public static String app(String appId) {
+        return "app:" + appTag(appId);
+    }
+
+    public static String appStats(String appId) {
+        return "stats:" + appTag(appId);
+    }
+
+    public static String apiKey(String keyId) {
+        return "apikey:" + keyId;
+    }
+
+    /** Single-key, so untagged: one app's claims spread over the cluster. */
+    public static String idempotency(String appId, String idempotencyKey) {
+        return "idem:" + appId + ":" + idempotencyKey;
+    }
+
+    public static String device(String appId, String deviceId) {
+        return "dev:" + appTag(appId) + ":" + deviceId;
+    }
+
+    public static String deviceTopics(String appId, String deviceId) {
+        return "devtopics:" + appTag(appId) + ":" + deviceId;
+    }
+
+    /** The prefix of an app's topic sets; the library appends the topic name. */
+    public static String topicPrefix(String appId) {
+        return "topic:" + appTag(appId) + ":";
+    }
+
+    public static String topic(String appId, String topic) {
+        return topicPrefix(appId) + topic;
+    }
+
+    /** The prefix of an app's token index; the library appends {@code <channel>:<token>}. */
+    public static String tokenPrefix(String appId) {
+        return "tok:" + appTag(appId) + ":";
+    }
+
+    public static String token(String appId, String channel, String token) {
+        return tokenPrefix(appId) + channel + ":" + token;
+    }
+
+    public static String message(String messageId) {
+        return "msg:" + messageTag(messageId);
+    }
+
+    public static String messageDone(String messageId) {
+        return "done:" + messageTag(messageId);
+    }
+
+    public static String expansion(String messageId) {
+        return "expand:" + messageTag(messageId);
+    }
+
+    public static String mqttBox(String appId, String deviceId) {
+        return MQTT_BOX_PREFIX + deviceTag(appId, deviceId);
+    }
+
+    public static String mqttBoxEntries(String appId, String deviceId) {
+        return "cm:boxm:" + deviceTag(appId, deviceId);
+    }
+
+    public static String mqttSession(String appId, String deviceId) {
+        return "cm:session:" + deviceTag(appId, deviceId);
+    }
+
+    public static String mqttNodeLease(String nodeId) {
+        return "cm:node:" + nodeId;
+    }
+
+    /** The index of boxes by their earliest expiry (members are box keys). */
+    public static String mqttExpiries() {
+        return "cm:expiries";
+    }
+
+    /** The app and device of a box key from {@link #mqttExpiries()}, or null if it is not one. */
+    public static String[] mqttBoxOwner(String boxKey) {
+        if (!KeyPattern.MQTT_BOX.matches(boxKey)) {
+            return null;
+        }
+        String tag = boxKey.substring(MQTT_BOX_PREFIX.length() + 1, boxKey.length() - 1);
+        int slash = tag.indexOf('/');
+        return new String[] {tag.substring(0, slash), tag.substring(slash + 1)};
+    }
+}

@@ -1,0 +1,81 @@
+package dev.herald.store.mqtt;
+
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.redis.HeraldFunctions;
+import dev.herald.store.redis.HeraldFunctions.Function;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Which connection-manager node holds an MQTT device, in Redis: {@code cm:session:{<app>/<device>}}
+ * = {@code <node>|<connection>} (in the device's slot, beside its box), and each node's lease
+ * {@code cm:node:<node>}, renewed by its heartbeat. The gateway routes a boxed message to the node
+ * holding the device while that node's lease lives. A session is deleted only by the connection that
+ * wrote it, so a late disconnect never erases a newer session.
+ */
+public final class DeviceSessions {
+    /** Who holds a device: a node and one of its connections. */
+    public record Holder(String nodeId, String connectionId) {
+        static Optional<Holder> parse(String value) {
+            if (value == null || value.isEmpty()) {
+                return Optional.empty();
+            }
+            String[] parts = value.split("\\|", 2);
+            return Optional.of(new Holder(parts[0], parts.length > 1 ? parts[1] : ""));
+        }
+
+        String encode() {
+            return nodeId + "|" + connectionId;
+        }
+    }
+
+    private final RedisClusterAsyncCommands<String, String> redis;
+    private final HeraldFunctions functions;
+
+    public DeviceSessions(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions) {
+        this.redis = redis;
+        this.functions = functions;
+    }
+
+    /** Makes {@code holder} the device's session; returns the holder it replaced (empty if none). */
+    public CompletableFuture<Optional<Holder>> claim(String appId, String deviceId, Holder holder) {
+        return redis.setGet(RedisKeys.mqttSession(appId, deviceId), holder.encode()).toCompletableFuture()
+                .thenApply(Holder::parse);
+    }
+
+    /** Forgets the device's session if {@code holder} still holds it. */
+    public CompletableFuture<Void> release(String appId, String deviceId, Holder holder) {
+        return functions.ask(Function.DELETE_IF_EQUAL, new String[] {RedisKeys.mqttSession(appId, deviceId)}, holder.encode())
+                .thenApply(ignored -> null);
+    }
+
+    /** Renews the node's lease. */
+    public CompletableFuture<Void> heartbeat(String nodeId, Duration lease) {
+        return redis.set(RedisKeys.mqttNodeLease(nodeId), "1", SetArgs.Builder.px(lease.toMillis()))
+                .toCompletableFuture().thenApply(ignored -> null);
+    }
+
+    /** The node stops: no more routing to it, at once rather than when the lease lapses. */
+    public CompletableFuture<Void> dropLease(String nodeId) {
+        return redis.del(RedisKeys.mqttNodeLease(nodeId)).toCompletableFuture().thenApply(ignored -> null);
+    }
+
+    /** The node holding the device, if that node's lease lives. */
+    CompletableFuture<Optional<String>> liveNode(String appId, String deviceId) {
+        return redis.get(RedisKeys.mqttSession(appId, deviceId)).toCompletableFuture().thenCompose(this::liveNode);
+    }
+
+    /** The node of a session value read with the box, if that node's lease lives. */
+    CompletableFuture<Optional<String>> liveNode(String sessionValue) {
+        Optional<Holder> holder = Holder.parse(sessionValue);
+        if (holder.isEmpty()) {
+            return CompletableFuture.completedFuture(Optional.empty());
+        }
+        String node = holder.get().nodeId();
+        return redis.exists(RedisKeys.mqttNodeLease(node)).toCompletableFuture()
+                .thenApply(alive -> alive == 1 ? Optional.of(node) : Optional.empty());
+    }
+}

@@ -1,0 +1,286 @@
+#!lua name=herald
+-- The store's one Lua library (Redis 7 functions), loaded with FUNCTION LOAD REPLACE at startup by
+-- dev.herald.store.redis.HeraldFunctions. Every function touches the keys of ONE hash slot: the keys
+-- it is given share a hash tag, and keys it builds from a prefix it is given (dev.herald.store.keys
+-- .RedisKeys names them all) carry the same tag. Time comes from the caller (an injected clock).
+
+-- Return codes of outcome_record and outcome_settle: dev.herald.store.status.Recording in Java.
+local ALREADY_RECORDED, RECORDED, DUPLICATE_TARGET, NOT_RECORDED, STATUS_GONE = 0, 1, 2, 3, 4
+
+-- "Complete", written once: the audience is fully expanded (its total is final; no total is an
+-- empty audience) and every target has a final outcome. completedAt is the fact every reader uses.
+local function complete_if_done(msg, now)
+  local s = redis.call('HMGET', msg, 'expanded', 'total', 'sent', 'failed', 'expired', 'delivered')
+  if s[1] ~= '1' then return end
+  local done = (tonumber(s[3]) or 0) + (tonumber(s[4]) or 0) + (tonumber(s[5]) or 0) + (tonumber(s[6]) or 0)
+  if done >= (tonumber(s[2]) or 0) then redis.call('HSETNX', msg, 'completedAt', now) end
+end
+
+-- Counts one outcome into a counter hash (a message's status, or an app's statistics).
+local function count(hash, field, reason, token_removed)
+  redis.call('HINCRBY', hash, field, 1)
+  if reason ~= '' then redis.call('HINCRBY', hash, 'reason:' .. reason, 1) end
+  if token_removed == '1' then redis.call('HINCRBY', hash, 'tokensRemoved', 1) end
+end
+
+local function expire_once(key, seconds)
+  if redis.call('TTL', key) < 0 then redis.call('EXPIRE', key, seconds) end
+end
+
+-- Records the final outcome of one target of one message, exactly once.
+-- KEYS msg:{id}, done:{id} (target -> batch). ARGV target key, batch, outcome field (sent|failed|
+-- expired|handed; handed is not final: an MQTT target in its device's box, settled later by
+-- outcome_settle) or 'skip' (only the already-recorded cases apply), reason or '', '1' if the token
+-- was removed, done-map TTL (s), now (ms).
+-- A status record that is gone (expired, or discarded because the send was refused) is not
+-- recreated: it would have no TTL and live forever.
+local function outcome_record(keys, args)
+  local msg, done, target, batch = keys[1], keys[2], args[1], args[2]
+  if redis.call('EXISTS', msg) == 0 then return STATUS_GONE end
+  local prev = redis.call('HGET', done, target)
+  if prev then
+    if prev == batch then return ALREADY_RECORDED end
+    -- The same target in another batch (a duplicate from audience expansion): not counted twice,
+    -- the total shrinks once per (target, batch) however often this batch is redelivered, and the
+    -- duplicate may be the last target outstanding. Target keys start with a channel name, so a
+    -- field starting with '#' never collides with one.
+    if redis.call('HSETNX', done, '#dup#' .. batch .. '#' .. target, '1') == 1 then
+      redis.call('HINCRBY', msg, 'total', -1)
+      complete_if_done(msg, args[7])
+    end
+    return DUPLICATE_TARGET
+  end
+  if args[3] == 'skip' then return NOT_RECORDED end
+  redis.call('HSET', done, target, batch)
+  expire_once(done, args[6])
+  count(msg, args[3], args[4], args[5])
+  complete_if_done(msg, args[7])
+  return RECORDED
+end
+
+-- Settles an MQTT target for good (delivered on the device's PUBACK, expired, or failed), once.
+-- KEYS msg:{id}, done:{id}. ARGV target key, outcome field, reason or '', done-map TTL (s), now (ms).
+local function outcome_settle(keys, args)
+  local msg, done = keys[1], keys[2]
+  if redis.call('EXISTS', msg) == 0 then return STATUS_GONE end
+  if redis.call('HSETNX', done, '#final#' .. args[1], args[2]) == 0 then return ALREADY_RECORDED end
+  expire_once(done, args[4])
+  count(msg, args[2], args[3], '0')
+  complete_if_done(msg, args[5])
+  return RECORDED
+end
+
+-- Whether an MQTT target was settled for good (so a redelivered batch does not box it again).
+-- KEYS done:{id}. ARGV target key. Returns 1 or 0.
+local function outcome_settled(keys, args)
+  return redis.call('HEXISTS', keys[1], '#final#' .. args[1])
+end
+
+-- An app's running totals, counted after the message's slot said "newly recorded".
+-- KEYS stats:{app}. ARGV outcome field, reason or '', '1' if the token was removed.
+local function stats_count(keys, args)
+  count(keys[1], args[1], args[2], args[3])
+  return 1
+end
+
+-- Marks a message's audience as fully expanded (its total is final) and completes it if done.
+-- KEYS msg:{id}. ARGV now (ms).
+local function expansion_done(keys, args)
+  redis.call('HSET', keys[1], 'expanded', '1')
+  complete_if_done(keys[1], args[1])
+  return 1
+end
+
+-- Saves an expander's progress and counts the targets it just queued, atomically, so a resumed
+-- expansion neither skips nor double-counts a page.
+-- KEYS expand:{id}, msg:{id}. ARGV next cursor, next batch, targets queued, progress TTL (s).
+local function expansion_advance(keys, args)
+  redis.call('HSET', keys[1], 'cursor', args[1], 'batch', args[2])
+  redis.call('EXPIRE', keys[1], args[4])
+  if redis.call('EXISTS', keys[2]) == 1 then redis.call('HINCRBY', keys[2], 'total', args[3]) end
+  return 1
+end
+
+-- Changes an existing app and tells every process's local cache.
+-- KEYS app:{id}. ARGV changes channel, app id, n, then n field/value pairs, then fields to delete.
+-- Returns the new version, or nil if the app is unknown.
+local function app_update(keys, args)
+  if redis.call('EXISTS', keys[1]) == 0 then return nil end
+  local i = 4
+  for _ = 1, tonumber(args[3]) do
+    redis.call('HSET', keys[1], args[i], args[i + 1])
+    i = i + 2
+  end
+  while i <= #args do
+    redis.call('HDEL', keys[1], args[i])
+    i = i + 1
+  end
+  local version = redis.call('HINCRBY', keys[1], 'version', 1)
+  redis.call('PUBLISH', args[1], args[2])
+  return version
+end
+
+-- Device registry: the device hash, its topic set, the topic sets and the token index of one app
+-- share the app's hash tag, so a registration stays one atomic step.
+local function leave_topics(devtopics, topic_prefix, id)
+  for _, t in ipairs(redis.call('SMEMBERS', devtopics)) do
+    redis.call('SREM', topic_prefix .. t, id)
+  end
+  redis.call('DEL', devtopics)
+end
+
+local function drop_token(token_prefix, channel, token, id)
+  local tok = token_prefix .. channel .. ':' .. token
+  if redis.call('GET', tok) == id then redis.call('DEL', tok) end
+end
+
+-- Registers or updates a device. KEYS dev:{app}:<id>, devtopics:{app}:<id>. ARGV token prefix,
+-- topic prefix, device id, channel, token, updatedAt (ms), topics... Returns 1 new, 0 updated.
+local function device_register(keys, args)
+  local dev, devtopics, token_prefix, topic_prefix, id = keys[1], keys[2], args[1], args[2], args[3]
+  local old = redis.call('HMGET', dev, 'channel', 'token')
+  local created = 1
+  if old[1] then
+    created = 0
+    drop_token(token_prefix, old[1], old[2], id)
+  end
+  leave_topics(devtopics, topic_prefix, id)
+  redis.call('HSET', dev, 'channel', args[4], 'token', args[5], 'updatedAt', args[6])
+  redis.call('SET', token_prefix .. args[4] .. ':' .. args[5], id)
+  for i = 7, #args do
+    redis.call('SADD', topic_prefix .. args[i], id)
+    redis.call('SADD', devtopics, args[i])
+  end
+  return created
+end
+
+-- Removes a device with its token index entry and topic memberships. KEYS dev:{app}:<id>,
+-- devtopics:{app}:<id>. ARGV token prefix, topic prefix, device id, then (a token the provider
+-- reported dead) channel and token: removed only if the device still has that token.
+-- Returns 1 if a device was removed, 0 otherwise.
+local function device_remove(keys, args)
+  local dev, devtopics, id = keys[1], keys[2], args[3]
+  local cur = redis.call('HMGET', dev, 'channel', 'token')
+  if not cur[1] then return 0 end
+  if args[4] and (cur[1] ~= args[4] or cur[2] ~= args[5]) then return 0 end
+  drop_token(args[1], cur[1], cur[2], id)
+  leave_topics(devtopics, args[2], id)
+  redis.call('DEL', dev)
+  return 1
+end
+
+-- Subscribes or unsubscribes a registered device. KEYS dev:{app}:<id>, devtopics:{app}:<id>,
+-- topic:{app}:<topic>. ARGV device id, topic, 'sub' or 'unsub'. Returns 0 if the device is unknown.
+local function device_topic(keys, args)
+  if redis.call('EXISTS', keys[1]) == 0 then return 0 end
+  local op = args[3] == 'sub' and 'SADD' or 'SREM'
+  redis.call(op, keys[3], args[1])
+  redis.call(op, keys[2], args[2])
+  return 1
+end
+
+-- The MQTT box of one device: cm:box:{app/device} (zset: message id -> arrival sequence) and
+-- cm:boxm:{app/device} (hash: m:<id> payload, x:<id> expiry ms, k:<id> collapse key,
+-- c:<key> id holding that key, #seq).
+local function box_drop(box, boxm, id)
+  redis.call('ZREM', box, id)
+  local key = redis.call('HGET', boxm, 'k:' .. id)
+  if key and redis.call('HGET', boxm, 'c:' .. key) == id then redis.call('HDEL', boxm, 'c:' .. key) end
+  redis.call('HDEL', boxm, 'm:' .. id, 'x:' .. id, 'k:' .. id)
+end
+
+-- Puts one message into the box and says who holds the device.
+-- KEYS box, boxm, cm:session:{app/device}. ARGV id, payload, expiry (ms), collapse key or '',
+-- most entries kept, now (ms).
+-- Returns {session value or '', 'c:<id>'..., 'e:<id>'...}: ids replaced by the collapse key (c:)
+-- and ids evicted because the box was full (e:). Putting an id already in the box changes nothing.
+local function box_put(keys, args)
+  local box, boxm, id = keys[1], keys[2], args[1]
+  local result = {redis.call('GET', keys[3]) or ''}
+  if redis.call('HEXISTS', boxm, 'm:' .. id) == 1 then return result end
+  if args[4] ~= '' then
+    local old = redis.call('HGET', boxm, 'c:' .. args[4])
+    if old then
+      box_drop(box, boxm, old)
+      table.insert(result, 'c:' .. old)
+    end
+    redis.call('HSET', boxm, 'c:' .. args[4], id, 'k:' .. id, args[4])
+  end
+  redis.call('ZADD', box, redis.call('HINCRBY', boxm, '#seq', 1), id)
+  redis.call('HSET', boxm, 'm:' .. id, args[2], 'x:' .. id, args[3])
+  while redis.call('ZCARD', box) > tonumber(args[5]) do
+    local oldest = redis.call('ZRANGE', box, 0, 0)[1]
+    box_drop(box, boxm, oldest)
+    table.insert(result, 'e:' .. oldest)
+  end
+  -- The box lives an hour past its longest-lived entry: long enough for the expiry sweeper to
+  -- settle that entry (a box gone with its entries unsettled would leave their messages pending).
+  local expiry = tonumber(args[3]) + 3600000
+  for _, key in ipairs({box, boxm}) do
+    local pttl = redis.call('PTTL', key)
+    if pttl < 0 or tonumber(args[6]) + pttl < expiry then redis.call('PEXPIREAT', key, expiry) end
+  end
+  return result
+end
+
+-- Removes one message from the box. KEYS box, boxm. ARGV id.
+local function box_remove(keys, args)
+  box_drop(keys[1], keys[2], args[1])
+  return 1
+end
+
+-- The box in arrival order: {id, payload, expiry ms, ...}. KEYS box, boxm.
+local function box_read(keys)
+  local out = {}
+  for _, id in ipairs(redis.call('ZRANGE', keys[1], 0, -1)) do
+    local v = redis.call('HMGET', keys[2], 'm:' .. id, 'x:' .. id)
+    if v[1] then
+      table.insert(out, id)
+      table.insert(out, v[1])
+      table.insert(out, v[2])
+    end
+  end
+  return out
+end
+
+-- The earliest expiry (ms) in the box, or nil when it is empty. KEYS box, boxm.
+local function box_earliest(keys)
+  local earliest = nil
+  for _, id in ipairs(redis.call('ZRANGE', keys[1], 0, -1)) do
+    local x = tonumber(redis.call('HGET', keys[2], 'x:' .. id))
+    if x and (earliest == nil or x < earliest) then earliest = x end
+  end
+  return earliest
+end
+
+-- Deletes the key if it still holds ARGV[1] (a claim or session of the caller's own). Returns 1 if deleted.
+local function delete_if_equal(keys, args)
+  if redis.call('GET', keys[1]) == args[1] then return redis.call('DEL', keys[1]) end
+  return 0
+end
+
+-- Replaces the key's value ARGV[1] with ARGV[2] (TTL ARGV[3] s). Returns 1 if replaced.
+local function replace_if_equal(keys, args)
+  if redis.call('GET', keys[1]) == args[1] then
+    redis.call('SET', keys[1], args[2], 'EX', args[3])
+    return 1
+  end
+  return 0
+end
+
+redis.register_function('outcome_record', outcome_record)
+redis.register_function('outcome_settle', outcome_settle)
+redis.register_function{function_name = 'outcome_settled', callback = outcome_settled, flags = {'no-writes'}}
+redis.register_function('stats_count', stats_count)
+redis.register_function('expansion_done', expansion_done)
+redis.register_function('expansion_advance', expansion_advance)
+redis.register_function('app_update', app_update)
+redis.register_function('device_register', device_register)
+redis.register_function('device_remove', device_remove)
+redis.register_function('device_topic', device_topic)
+redis.register_function('box_put', box_put)
+redis.register_function('box_remove', box_remove)
+redis.register_function{function_name = 'box_read', callback = box_read, flags = {'no-writes'}}
+redis.register_function{function_name = 'box_earliest', callback = box_earliest, flags = {'no-writes'}}
+redis.register_function('delete_if_equal', delete_if_equal)
+redis.register_function('replace_if_equal', replace_if_equal)
