@@ -2,8 +2,8 @@
 # Regenerates what the charts' annotated values.yaml files generate:
 #   - README.md of herald-lib, push-platform and the service charts (helm-docs, from the `# --`
 #     comments; templates: charts/<chart>/README.md.gotmpl, charts/service-README.md.gotmpl);
-#   - values.schema.json of the service charts (scripts/k8s/chart_schema.py, herald-lib's shared
-#     part composed in). push-platform's schema is written by hand.
+#   - values.schema.json of push-platform and the service charts (scripts/k8s/chart_schema.py,
+#     herald-lib's shared part composed into the service charts').
 #
 #   scripts/k8s/chart-docs.sh [CHARTS_DIR]    (default: charts/; tests/charts/test_chart_docs.py
 #                                              runs it on a copy and compares)
@@ -32,6 +32,6 @@ services="$(IFS=,; echo "${SERVICE_CHARTS[*]}")"
   "$helm_docs" --log-level warning --sort-values-order file --chart-search-root . \
     --chart-to-generate "$services" --template-files ../service-README.md.gotmpl
 )
-for chart in "${SERVICE_CHARTS[@]}"; do
+for chart in push-platform "${SERVICE_CHARTS[@]}"; do
   "$python" "${K8S}/chart_schema.py" "${charts}/${chart}"
 done

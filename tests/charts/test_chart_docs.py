@@ -21,8 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = "scripts/k8s/chart-docs.sh"
 GENERATED = [
     "herald-lib/README.md",
-    "push-platform/README.md",
-    *(f"{chart}/{name}" for chart in ("dispatcher", "gateway", "connection-manager")
+    *(f"{chart}/{name}" for chart in ("push-platform", "dispatcher", "gateway", "connection-manager")
       for name in ("README.md", "values.schema.json")),
 ]
 
