@@ -62,7 +62,8 @@ def network_namespace():
 class Container:
     """One runc container of an image; `folder` holds its bundle, runc's state and its output."""
 
-    def __init__(self, tarball: Path, folder: Path, args: list[str] | None = None, netns: str | None = None):
+    def __init__(self, tarball: Path, folder: Path, args: list[str] | None = None, netns: str | None = None,
+                 env: dict[str, str] | None = None):
         self.folder = folder
         self.id = f"herald-image-{secrets.token_hex(4)}"
         self.state = folder / "runc-state"
@@ -79,15 +80,15 @@ class Container:
                            check=True)
         shutil.rmtree(unpacked)
         subprocess.run(["runc", "spec", "--bundle", str(folder)], check=True)
-        self._write_spec(config["config"], args, netns)
+        self._write_spec(config["config"], args, netns, env or {})
 
-    def _write_spec(self, image: dict, args: list[str] | None, netns: str | None) -> None:
+    def _write_spec(self, image: dict, args: list[str] | None, netns: str | None, env: dict[str, str]) -> None:
         spec_file = self.folder / "config.json"
         spec = json.loads(spec_file.read_text())
         uid, gid = (int(part) for part in image["User"].split(":"))
         process = spec["process"]
         process["args"] = args or image.get("Entrypoint", []) + (image.get("Cmd") or [])
-        process["env"] = image.get("Env", [])
+        process["env"] = image.get("Env", []) + [f"{name}={value}" for name, value in env.items()]
         process["cwd"] = image.get("WorkingDir") or "/"
         process["user"] = {"uid": uid, "gid": gid}
         process["terminal"] = False
@@ -128,9 +129,10 @@ class Container:
 
 
 @contextmanager
-def running(tarball: Path, folder: Path, args: list[str] | None = None, netns: str | None = None):
+def running(tarball: Path, folder: Path, args: list[str] | None = None, netns: str | None = None,
+            env: dict[str, str] | None = None):
     """A started container, removed afterwards."""
-    container = Container(tarball, folder, args, netns)
+    container = Container(tarball, folder, args, netns, env)
     try:
         container.start()
         yield container

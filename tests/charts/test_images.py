@@ -5,14 +5,17 @@ so without root the base is `scratch` and the tests that run images are skipped.
 image's name, the non-root user and the entrypoint; the base's java on PATH and its user 65532;
 and that the images run under Debian's runc with the charts' security context (runc_container.py):
 java -version prints 25, the pause image ends on SIGTERM, and the provider sandbox starts, answers
-its health endpoint on loopback in a network namespace of its own and stops on SIGTERM."""
+its health endpoint on loopback in a network namespace of its own and stops on SIGTERM, and each
+service starts beside a Redis in its namespace and answers its liveness probe."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -97,26 +100,65 @@ def test_pause_image_sleeps_until_sigterm(tmp_path):
         assert container.wait(timeout=10) == 0, container.logs()
 
 
+def health(netns: str, container, url: str) -> dict:
+    """`url`'s JSON answer, asked in the namespace until it answers (at most 120 s) or the container ends."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and container.process.poll() is None:
+        probe = subprocess.run(["ip", "netns", "exec", netns, "curl", "-sf", "--max-time", "2", url],
+                               capture_output=True, text=True)
+        if probe.returncode == 0:
+            return json.loads(probe.stdout)
+        time.sleep(0.5)  # polling interval of the check, like a kubelet's probe period
+    raise AssertionError(f"no answer from {url} (container exit code {container.process.poll()}):\n{container.logs()}")
+
+
+def stop_gracefully(container) -> None:
+    """SIGTERM; the JVM runs its shutdown hooks and exits 128 + SIGTERM, it is not killed."""
+    container.signal("TERM")
+    rc = container.wait(timeout=30)
+    output = container.logs()
+    print(f"after SIGTERM it exited with {rc}; its last lines:\n" + "\n".join(output.splitlines()[-3:]))
+    assert rc == 143, output
+
+
 @needs_root
 def test_provider_sandbox_image_starts_answers_health_and_stops_on_sigterm(images, tmp_path):
-    health = "http://127.0.0.1:9090/actuator/health"
+    url = "http://127.0.0.1:9090/actuator/health"
     with network_namespace() as netns, \
             running(images["provider-sandbox"], tmp_path / "sandbox", netns=netns) as container:
-        deadline = time.monotonic() + 120
-        answer = None
-        while time.monotonic() < deadline and container.process.poll() is None:
-            probe = subprocess.run(["ip", "netns", "exec", netns, "curl", "-sf", "--max-time", "2", health],
-                                   capture_output=True, text=True)
-            if probe.returncode == 0:
-                answer = json.loads(probe.stdout)
-                break
-            time.sleep(0.5)  # polling interval of the readiness check, like a kubelet's probe period
-        assert answer is not None, f"no health answer within 120 s:\n{container.logs()}"
+        answer = health(netns, container, url)
+        print(f"runc, provider sandbox in network namespace {netns}: {url} answered {answer}")
         assert answer["status"] == "UP"
-        print(f"runc, provider sandbox in network namespace {netns}: {health} answered {answer}")
-        container.signal("TERM")
-        rc = container.wait(timeout=30)
-        output = container.logs()
-        print(f"after SIGTERM it exited with {rc}; its last lines:\n" + "\n".join(output.splitlines()[-3:]))
-    # The JVM ran its shutdown hooks (128 + SIGTERM), it was not killed.
-    assert rc == 143, output
+        stop_gracefully(container)
+
+
+@contextmanager
+def redis_in(netns: str):
+    """Debian's redis-server on the namespace's loopback (the services connect to Redis as they start)."""
+    server = subprocess.Popen(["ip", "netns", "exec", netns, "redis-server", "--port", "6379", "--save", "",
+                               "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    try:
+        ping = ["ip", "netns", "exec", netns, "redis-cli", "-p", "6379", "ping"]
+        while subprocess.run(ping, capture_output=True, text=True).stdout.strip() != "PONG":
+            assert server.poll() is None, f"redis-server exited with {server.returncode}"
+            time.sleep(0.1)  # polling interval of the check
+        yield
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@needs_root
+@pytest.mark.parametrize("module", ["dispatcher", "gateway", "connection-manager"])
+def test_service_image_starts_with_redis_and_is_live(images, module, tmp_path):
+    """RabbitMQ is not there, so the pod would not be Ready; alive is what the image alone can show."""
+    port = {"dispatcher": 8080, "gateway": 8081, "connection-manager": 8082}[module]
+    url = f"http://127.0.0.1:{port}/actuator/health/liveness"
+    secrets = {"HERALD_CRYPTO_KEY": base64.b64encode(os.urandom(32)).decode(),
+               "HERALD_DISPATCHER_ADMIN_TOKEN": base64.b64encode(os.urandom(32)).decode()}
+    with network_namespace() as netns, redis_in(netns), \
+            running(images[module], tmp_path / module, netns=netns, env=secrets) as container:
+        answer = health(netns, container, url)
+        print(f"runc, {module} in network namespace {netns} with Redis: {url} answered {answer}")
+        assert answer["status"] == "UP"
+        stop_gracefully(container)
