@@ -22,8 +22,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 JDK="${HERALD_IMAGE_JDK:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 SUITE=bookworm
 MIRROR=http://deb.debian.org/debian
-# What the services need (Spring reads java.beans from java.desktop; Netty and Lettuce use
-# jdk.unsupported; TLS needs the crypto providers; DNS lookups by JNDI need jdk.naming.dns).
+# What the services need: java.se and the jdk.* modules that `jdeps --print-module-deps -recursive
+# --class-path 'app/libs/*' app/classes` over the service images lists (jdk.jfr, jdk.management,
+# jdk.net, jdk.unsupported), plus those loaded by name, which jdeps cannot see (crypto providers,
+# JMX agent, DNS by JNDI, charsets, locales, zip file system, the JDK's HTTP server).
 MODULES=java.se,jdk.unsupported,jdk.crypto.ec,jdk.crypto.cryptoki,jdk.management,jdk.management.agent,jdk.jfr,jdk.management.jfr,jdk.naming.dns,jdk.net,jdk.zipfs,jdk.charsets,jdk.httpserver,jdk.localedata
 # Debian packages whose files make the base's root (dpkg's file lists of the debootstrap root).
 ROOT_PACKAGES=(libc6 zlib1g)
