@@ -14,6 +14,7 @@
 #
 # Usage: scripts/k8s/images.sh base|pause|services|build   (build = all three)
 #   prints one line per image: the name to import it under, then its tarball
+# Env:   HERALD_IMAGE_BASE=<Jib image reference> builds the services on another base (e.g. scratch)
 set -euo pipefail
 
 # shellcheck source=scripts/lib/common.sh
@@ -157,12 +158,12 @@ cached_images() {
 }
 
 services() {
-  local base module version flags=(-B -q)
-  base="$(cached_images base | cut -d' ' -f2)"
+  local base="${HERALD_IMAGE_BASE:-}" module version flags=(-B -q)
+  [[ -n "$base" ]] || base="tar://$(cached_images base | cut -d' ' -f2)"
   [[ "${CI:-}" != true ]] || flags+=(--no-transfer-progress)
   log "Jib: the service images on ${base}" >&2
   (cd "$HERALD_ROOT" && mvn "${flags[@]}" -pl "$(printf ':%s,' "${SERVICES[@]}" | sed 's/,$//')" -am \
-    package jib:buildTar -DskipTests "-Djib.from.image=tar://${base}") >&2
+    package jib:buildTar -DskipTests "-Djib.from.image=${base}") >&2
   version="$(sed -n 's/^appVersion: "\(.*\)"/\1/p' "${HERALD_ROOT}/charts/dispatcher/Chart.yaml")"
   for module in "${SERVICES[@]}"; do
     echo "docker.io/local/herald-${module}:${version} $(module_dir "$module")/target/jib-image.tar"

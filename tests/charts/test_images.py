@@ -1,12 +1,13 @@
-"""Jib assembles each service's image without Docker (`mvn ... jib:buildTar`). No registry is
-reachable here, so the base is the Java 25 runtime image built here by scripts/k8s/images.sh (the
-production base, eclipse-temurin:25-jre, comes from the root pom.xml); that takes root (debootstrap),
-so without root the base is `scratch` and the tests that run images are skipped. Checked: each
-image's name, the non-root user and the entrypoint; the base's java on PATH and its user 65532;
-and that the images run under Debian's runc with the charts' security context (runc_container.py):
-java -version prints 25, the pause image ends on SIGTERM, and the provider sandbox starts, answers
-its health endpoint on loopback in a network namespace of its own and stops on SIGTERM, and each
-service starts beside a Redis in its namespace and answers its liveness probe."""
+"""Jib assembles each service's image without Docker (`mvn ... jib:buildTar`, run by
+scripts/k8s/images.sh services). No registry is reachable here, so the base is the Java 25 runtime
+image built here by scripts/k8s/images.sh (the production base, eclipse-temurin:25-jre, comes from
+the root pom.xml); that takes root (debootstrap), so without root the base is `scratch` and the
+tests that run images are skipped. Checked: each image's name, the non-root user and the entrypoint;
+the base's java on PATH and its user 65532; and that the images run under Debian's runc with the
+charts' security context (runc_container.py): java -version prints 25, the pause image ends on
+SIGTERM, and the provider sandbox starts, answers its health endpoint on loopback in a network
+namespace of its own and stops on SIGTERM, and each service starts beside a Redis in its namespace
+and answers its liveness probe."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from herald_load.processes import module_dir
 from releases import ROOT
 from runc_container import image_config, layer_names, network_namespace, read_file, running
 from testbed import run
@@ -42,13 +42,14 @@ def base_image() -> Path | None:
 
 
 @pytest.fixture(scope="module")
-def images(base_image) -> dict[str, str]:
-    """Module -> its image tarball, built by Jib in one reactor run."""
-    flags = ["-B", "-q"] + (["--no-transfer-progress"] if os.environ.get("CI") == "true" else [])
-    base = f"tar://{base_image}" if base_image else "scratch"
-    run(["mvn", *flags, "-pl", ",".join(f":{m}" for m in MODULES), "-am", "package", "jib:buildTar",
-         "-DskipTests", f"-Djib.from.image={base}"], cwd=ROOT)
-    return {module: module_dir(module, ROOT) / "target/jib-image.tar" for module in MODULES}
+def images(base_image) -> dict[str, Path]:
+    """Module -> its image tarball, built by Jib on the base (images.sh services, one reactor run)."""
+    env = os.environ | ({} if base_image else {"HERALD_IMAGE_BASE": "scratch"})
+    printed = run(["bash", str(IMAGES_SH), "services"], env=env)
+    tarballs = {name.split("/")[-1].split(":")[0].removeprefix("herald-"): Path(tarball)
+                for name, tarball in (line.split() for line in printed.splitlines())}
+    assert sorted(tarballs) == sorted(MODULES), printed
+    return tarballs
 
 
 @pytest.mark.parametrize("module", MODULES)
