@@ -24,6 +24,7 @@ PACKAGES=(
   debootstrap       # the Debian root of the test node's Java base image (scripts/k8s/images.sh)
   runc              # runs the images built here (tests/charts/test_images.py)
   iproute2          # network namespaces of the tests (ip netns)
+  prometheus        # promtool: the charts' alert rules checked and unit-tested (tests/charts/test_alert_rules.py)
 )
 # Maven normally comes with the machine; install Debian's only if there is none.
 command -v mvn >/dev/null 2>&1 || PACKAGES+=(maven)
@@ -49,6 +50,7 @@ is_installed() {
 # `pgrep -u` fails when the user does not exist yet, which just means "none".
 system_rabbit_pids() { pgrep -u rabbitmq beam 2>/dev/null || true; }
 system_redis_pids() { pgrep -u redis -x redis-server 2>/dev/null || true; }
+system_prometheus_pids() { pgrep -u prometheus -x prometheus 2>/dev/null || true; }
 
 POLICY_RC=/usr/sbin/policy-rc.d
 created_policy_rc=false
@@ -85,6 +87,7 @@ else
   log "installing missing packages: ${missing[*]}"
   rabbit_before="$(system_rabbit_pids)"
   redis_before="$(system_redis_pids)"
+  prometheus_before="$(system_prometheus_pids)"
 
   # Debian's maintainer scripts start services through invoke-rc.d, which asks
   # policy-rc.d first; exit code 101 means "don't start". Add one for the duration
@@ -105,6 +108,7 @@ else
   # was not running before we installed anything (then it is someone else's).
   stop_autostarted rabbitmq-server "$rabbit_before" "$(system_rabbit_pids)"
   stop_autostarted redis-server "$redis_before" "$(system_redis_pids)"
+  stop_autostarted prometheus "$prometheus_before" "$(system_prometheus_pids)"
 fi
 
 # The local run (scripts/run-local.sh) needs the fixed ports 5672/15672/6379. Tests

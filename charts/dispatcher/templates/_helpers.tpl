@@ -8,11 +8,12 @@
 
 {{/* Alert rules on the dispatcher's own metrics (README, "Metrics and health"). */}}
 {{- define "dispatcher.alerts" -}}
+{{- /* A failed send is answered 503, so it is not among the accepted (202) ones: the share is of both. */ -}}
 {{- $sel := printf "namespace=\"%s\",service=\"dispatcher\"" .Release.Namespace -}}
 - alert: HeraldDispatcherPublishFailures
   expr: |
     sum(rate(herald_dispatcher_publish_failures_total{ {{- $sel -}} }[5m]))
-      / clamp_min(sum(rate(herald_dispatcher_accepted_total{ {{- $sel -}} }[5m])), 1e-9)
+      / clamp_min(sum(rate(herald_dispatcher_accepted_total{ {{- $sel -}} }[5m])) + sum(rate(herald_dispatcher_publish_failures_total{ {{- $sel -}} }[5m])), 1e-9)
       > {{ .Values.metrics.prometheusRule.publishFailureRatio }}
   for: 5m
   labels: {severity: critical}

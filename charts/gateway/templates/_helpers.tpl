@@ -6,11 +6,12 @@
 
 {{/* Alert rules on the gateway's own metrics (README, "Metrics and health"). */}}
 {{- define "gateway.alerts" -}}
+{{- /* A provider's sent counter appears with its first success: pods whose every target fails have none. */ -}}
 {{- $sel := printf "namespace=\"%s\",service=\"gateway\"" .Release.Namespace -}}
 - alert: HeraldGatewayFailureRatio
   expr: |
     sum(rate(herald_gateway_failed_total{ {{- $sel -}} }[15m]))
-      / clamp_min(sum(rate(herald_gateway_sent_total{ {{- $sel -}} }[15m])) + sum(rate(herald_gateway_failed_total{ {{- $sel -}} }[15m])), 1e-9)
+      / clamp_min((sum(rate(herald_gateway_sent_total{ {{- $sel -}} }[15m])) or vector(0)) + sum(rate(herald_gateway_failed_total{ {{- $sel -}} }[15m])), 1e-9)
       > {{ .Values.metrics.prometheusRule.failureRatio }}
   for: 15m
   labels: {severity: warning}
