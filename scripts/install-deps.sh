@@ -21,6 +21,9 @@ PACKAGES=(
   etcd-server       # the charts' test control plane (scripts/k8s/testbed.sh)
   python3-venv      # venv for the locust/ Python tests
   curl              # readiness checks (scripts/k8s)
+  debootstrap       # the Debian root of the test node's Java base image (scripts/k8s/images.sh)
+  runc              # runs the images built here (tests/charts/test_images.py)
+  iproute2          # network namespaces of the tests (ip netns)
 )
 # Maven normally comes with the machine; install Debian's only if there is none.
 command -v mvn >/dev/null 2>&1 || PACKAGES+=(maven)

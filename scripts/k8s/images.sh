@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Images built here for the test node (charts/README.md, "Images built here for the test node"). No
+# registry is reachable, so every image comes from what the machine has and Debian's packages:
+#   base      a Java 25 runtime: a jlink'd runtime of the local Temurin 25 (/opt/java, on PATH) on a
+#             root holding only Debian's libc6, zlib1g and the CA bundle (taken from a debootstrap
+#             minbase of bookworm); user 65532 `nonroot`; no shell
+#   pause     containerd's sandbox image: a static C program that sleeps until SIGTERM/SIGINT
+#   services  every service image, built by Jib on `base` (Maven builds the jars first)
+# Each is a docker-save style tarball (manifest.json, config JSON, one tar per layer): Jib takes it as
+# a base (-Djib.from.image=tar://...), containerd imports it (ctr -n k8s.io images import
+# --index-name NAME FILE). base and pause are cached in ~/.cache/herald/images/<key>/, the key a hash
+# of their inputs (this script, which holds the module list and the Debian suite, and the JDK's
+# release file); their tars are deterministic (sorted entries, fixed mtimes and owners).
+#
+# Usage: scripts/k8s/images.sh base|pause|services|build   (build = all three)
+#   prints one line per image: the name to import it under, then its tarball
+# Env:   HERALD_IMAGE_BASE=<Jib image reference> builds the services on another base (e.g. scratch)
+set -euo pipefail
+
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+
+JDK="${HERALD_IMAGE_JDK:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+SUITE=bookworm
+MIRROR=http://deb.debian.org/debian
+# What the services need: java.se and the jdk.* modules that `jdeps --print-module-deps -recursive
+# --class-path 'app/libs/*' app/classes` over the service images lists (jdk.jfr, jdk.management,
+# jdk.net, jdk.unsupported), plus those loaded by name, which jdeps cannot see (crypto providers,
+# JMX agent, DNS by JNDI, charsets, locales, zip file system, the JDK's HTTP server).
+MODULES=java.se,jdk.unsupported,jdk.crypto.ec,jdk.crypto.cryptoki,jdk.management,jdk.management.agent,jdk.jfr,jdk.management.jfr,jdk.naming.dns,jdk.net,jdk.zipfs,jdk.charsets,jdk.httpserver,jdk.localedata
+# Debian packages whose files make the base's root (dpkg's file lists of the debootstrap root).
+ROOT_PACKAGES=(libc6 zlib1g)
+USER_ID=65532
+SERVICES=(dispatcher gateway connection-manager provider-sandbox)
+
+CACHE="${XDG_CACHE_HOME:-${HOME}/.cache}/herald/images"
+KEY="$( { cat "${BASH_SOURCE[0]}" "${JDK}/release"; } | sha256sum | cut -c1-16)"
+OUT="${CACHE}/${KEY}"
+# Fixed time of every file and of the image configs, so equal inputs give equal tarballs.
+EPOCH=0
+
+# tar of <dir>'s content, deterministic: sorted, owned by root, fixed mtime, no atime/ctime; the
+# entries named without a leading ./ (Jib refuses one: "Blocked unzipping files outside destination").
+deterministic_tar() {
+  local dir="$1" file="$2" entries
+  mapfile -t entries < <(cd "$dir" && LC_ALL=C ls -A)
+  tar -C "$dir" --sort=name --mtime="@${EPOCH}" --owner=0 --group=0 --numeric-owner \
+    --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime --format=posix \
+    -cf "$file" "${entries[@]}"
+}
+
+sha256() { sha256sum "$1" | cut -d' ' -f1; }
+
+# Writes <tarball> named <name> from a config fragment (JSON of the image's "config") and layer
+# folders, one layer each, in order.
+image_tar() {
+  local tarball="$1" name="$2" config="$3" work layer sha diff_ids="" layers=""
+  shift 3
+  work="$(mktemp -d)"
+  for layer in "$@"; do
+    deterministic_tar "$layer" "${work}/layer.tar"
+    sha="$(sha256 "${work}/layer.tar")"
+    mv "${work}/layer.tar" "${work}/${sha}.tar"
+    diff_ids+="${diff_ids:+,}\"sha256:${sha}\""
+    layers+="${layers:+,}\"${sha}.tar\""
+  done
+  printf '{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z","config":%s,"rootfs":{"type":"layers","diff_ids":[%s]}}\n' \
+    "$config" "$diff_ids" >"${work}/config.json"
+  sha="$(sha256 "${work}/config.json")"
+  mv "${work}/config.json" "${work}/${sha}.json"
+  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":[%s]}]\n' "$sha" "$name" "$layers" >"${work}/manifest.json"
+  deterministic_tar "$work" "${tarball}.part"
+  mv "${tarball}.part" "$tarball"
+  rm -rf "$work"
+}
+
+# The root of the base image: the files of ROOT_PACKAGES from a debootstrap minbase root, the CA
+# bundle, the usrmerge links, passwd/group with `nonroot`, an empty /tmp.
+debian_root() {
+  local root="$1" debootstrap="$2" package list
+  [[ $EUID -eq 0 ]] || die "debootstrap needs root"
+  command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
+  mkdir -p "${CACHE}/debs"
+  log "debootstrap --variant=minbase ${SUITE} (${MIRROR}; packages cached in ${CACHE}/debs)" >&2
+  debootstrap --variant=minbase --include=ca-certificates --cache-dir="${CACHE}/debs" \
+    "$SUITE" "$debootstrap" "$MIRROR" >"${debootstrap}.log" 2>&1 ||
+    die "debootstrap failed, see ${debootstrap}.log: $(tail -3 "${debootstrap}.log")"
+  mkdir -p "$root"/{etc/ssl/certs,tmp,usr/bin,usr/lib,usr/lib64,usr/sbin}
+  for link in bin lib lib64 sbin; do ln -s "usr/${link}" "${root}/${link}"; done
+  for package in "${ROOT_PACKAGES[@]}"; do
+    list="${debootstrap}/var/lib/dpkg/info/${package}:amd64.list"
+    [[ -f "$list" ]] || die "no dpkg file list of ${package} in the debootstrap root"
+    # Files and links only (directories come with them), no docs; the lists name /lib paths, which
+    # the usrmerge links above lead into /usr/lib.
+    grep -v -e '^/usr/share/doc' -e '^/usr/share/lintian' -e '^/usr/share/locale' "$list" |
+      while read -r path; do
+        [[ -d "${debootstrap}${path}" && ! -L "${debootstrap}${path}" ]] || printf '.%s\n' "$path"
+      done |
+      tar -C "$debootstrap" --no-recursion -cf - -T - | tar -C "$root" --keep-directory-symlink -xf -
+  done
+  cp "${debootstrap}/etc/ssl/certs/ca-certificates.crt" "${root}/etc/ssl/certs/"
+  cp "${debootstrap}/usr/lib/os-release" "${root}/usr/lib/os-release"
+  ln -s ../usr/lib/os-release "${root}/etc/os-release"
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%s:%s:nonroot:/home/nonroot:/sbin/nologin\n' \
+    "$USER_ID" "$USER_ID" >"${root}/etc/passwd"
+  printf 'root:x:0:\nnonroot:x:%s:\n' "$USER_ID" >"${root}/etc/group"
+  printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"${root}/etc/nsswitch.conf"
+  mkdir -p "${root}/home/nonroot"
+  chmod 1777 "${root}/tmp"
+  ldconfig -r "$root"
+}
+
+build_base() {
+  local work="$1" java="$1/java/opt/java"
+  debian_root "${work}/root" "${work}/debootstrap"
+  log "jlink ${MODULES} (${JDK})" >&2
+  mkdir -p "$(dirname "$java")"
+  "${JDK}/bin/jlink" --add-modules "$MODULES" --strip-debug --no-header-files --no-man-pages \
+    --compress=zip-6 --output "$java" >&2
+  image_tar "${OUT}/base.tar" "docker.io/local/herald-java-base:${KEY}" \
+    "{\"User\":\"${USER_ID}:${USER_ID}\",\"Env\":[\"PATH=/opt/java/bin:/usr/bin:/bin\",\"JAVA_HOME=/opt/java\",\"LANG=C.UTF-8\"],\"WorkingDir\":\"/home/nonroot\"}" \
+    "${work}/root" "${work}/java"
+}
+
+build_pause() {
+  local work="$1"
+  mkdir -p "${work}/pause"
+  # pause(2) returns after each handled signal; SIGTERM and SIGINT end the program, others are ignored.
+  cat >"${work}/pause.c" <<'EOF'
+#include <signal.h>
+#include <unistd.h>
+static void stop(int signal) { _exit(signal == SIGTERM || signal == SIGINT ? 0 : 1); }
+int main(void) {
+  signal(SIGTERM, stop);
+  signal(SIGINT, stop);
+  for (;;) pause();
+}
+EOF
+  gcc -static -Os -s -o "${work}/pause/pause" "${work}/pause.c"
+  image_tar "${OUT}/pause.tar" "docker.io/local/pause:${KEY}" \
+    "{\"User\":\"${USER_ID}:${USER_ID}\",\"Entrypoint\":[\"/pause\"]}" "${work}/pause"
+}
+
+# Builds base and pause unless the cache has them; prints their lines.
+cached_images() {
+  local want="$1" work
+  if [[ ! -s "${OUT}/base.tar" || ! -s "${OUT}/pause.tar" ]]; then
+    work="$(mktemp -d "${CACHE}/work.XXXXXX")"
+    mkdir -p "$OUT"
+    local started=$SECONDS
+    [[ -s "${OUT}/pause.tar" ]] || build_pause "$work"
+    [[ -s "${OUT}/base.tar" ]] || build_base "$work"
+    rm -rf "$work"
+    log "images built in $((SECONDS - started)) s: ${OUT}" >&2
+  fi
+  [[ "$want" != base ]] || echo "docker.io/local/herald-java-base:${KEY} ${OUT}/base.tar"
+  [[ "$want" != pause ]] || echo "docker.io/local/pause:${KEY} ${OUT}/pause.tar"
+}
+
+services() {
+  local base="${HERALD_IMAGE_BASE:-}" module version flags=(-B -q)
+  [[ -n "$base" ]] || base="tar://$(cached_images base | cut -d' ' -f2)"
+  [[ "${CI:-}" != true ]] || flags+=(--no-transfer-progress)
+  log "Jib: the service images on ${base}" >&2
+  (cd "$HERALD_ROOT" && mvn "${flags[@]}" -pl "$(printf ':%s,' "${SERVICES[@]}" | sed 's/,$//')" -am \
+    package jib:buildTar -DskipTests "-Djib.from.image=${base}") >&2
+  version="$(sed -n 's/^appVersion: "\(.*\)"/\1/p' "${HERALD_ROOT}/charts/dispatcher/Chart.yaml")"
+  for module in "${SERVICES[@]}"; do
+    echo "docker.io/local/herald-${module}:${version} $(module_dir "$module")/target/jib-image.tar"
+  done
+}
+
+mkdir -p "$CACHE"
+case "${1:-}" in
+  base | pause) cached_images "$1" ;;
+  services) services ;;
+  build)
+    cached_images base
+    cached_images pause
+    services
+    ;;
+  *) die "usage: $0 base|pause|services|build" ;;
+esac
