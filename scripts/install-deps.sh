@@ -24,6 +24,9 @@ PACKAGES=(
   debootstrap       # the Debian root of the test node's Java base image (scripts/k8s/images.sh)
   runc              # runs the images built here (tests/charts/test_images.py)
   iproute2          # network namespaces of the tests (ip netns)
+  # the test cluster's real node (tests/realnode.py)
+  containerd containernetworking-plugins iptables conntrack
+  busybox-static    # the node tests' one-binary image (scripts/k8s/node-images.sh)
 )
 # Maven normally comes with the machine; install Debian's only if there is none.
 command -v mvn >/dev/null 2>&1 || PACKAGES+=(maven)
