@@ -87,14 +87,14 @@ def our_cgroups() -> list[Path]:
 class Node:
     """One real node named `name` registered with the control plane behind `kube`; its processes,
     state, logs and sockets in `directory`. `images` maps the names to import under (docker.io/local/...)
-    to docker-save tarballs; `pause` is the one of them containerd uses as its sandbox image."""
+    to docker-save tarballs; `pause` is the one of them containerd uses as its sandbox image; `binaries`
+    holds kubelet, kube-proxy and coredns (the testbed's cache, HERALD_K8S_BIN)."""
 
-    root: Path
     directory: Path
     kube: Kube
     images: dict[str, Path]
     pause: str
-    coredns: Path
+    binaries: Path
     name: str = "herald-node"
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     sysctls: dict[str, str] = field(default_factory=dict)
@@ -104,9 +104,6 @@ class Node:
     @property
     def socket(self) -> Path:
         return self.directory / "containerd.sock"
-
-    def tools(self) -> Path:
-        return Path(run(["bash", str(self.root / "scripts/k8s/testbed.sh"), "env"]).split("HERALD_K8S_BIN=")[1].split()[0])
 
     # ---------------------------------------------------------------- up
 
@@ -197,7 +194,7 @@ state = "{self.directory / 'containerd-state'}"
             "clusterDNS": [NODE_IP], "clusterDomain": "cluster.local", "resolvConf": "",
             "serializeImagePulls": False,
         }, indent=1))
-        self.start("kubelet", [str(self.tools() / "kubelet"), "--config", str(config),
+        self.start("kubelet", [str(self.binaries / "kubelet"), "--config", str(config),
                                "--kubeconfig", str(self.kube.kubeconfig),
                                "--root-dir", str(self.directory / "kubelet"),
                                "--cert-dir", str(self.directory / "kubelet-pki"),
@@ -211,7 +208,7 @@ state = "{self.directory / 'containerd-state'}"
 
     def start_kube_proxy(self) -> None:
         healthz = free_port()
-        self.start("kube-proxy", [str(self.tools() / "kube-proxy"), "--kubeconfig", str(self.kube.kubeconfig),
+        self.start("kube-proxy", [str(self.binaries / "kube-proxy"), "--kubeconfig", str(self.kube.kubeconfig),
                                   "--proxy-mode", "iptables", "--cluster-cidr", POD_CIDR,
                                   "--hostname-override", self.name,
                                   "--metrics-bind-address", f"127.0.0.1:{free_port()}",
@@ -234,7 +231,7 @@ state = "{self.directory / 'containerd-state'}"
     }}
 }}
 """)
-        self.start("coredns", [str(self.coredns), "-conf", str(corefile)])
+        self.start("coredns", [str(self.binaries / "coredns"), "-conf", str(corefile)])
         wait_for("CoreDNS ready", lambda: run(["curl", "-sf", f"http://127.0.0.1:{ready}/ready"]), alive=self.alive)
 
     # ---------------------------------------------------------------- down
@@ -261,7 +258,7 @@ state = "{self.directory / 'containerd-state'}"
                 except ProcessLookupError:
                     pass
             wait_for("the killed containerd shims to exit", lambda: not shim_pids(self.directory), timeout=10)
-        kube_proxy = self.tools() / "kube-proxy"
+        kube_proxy = self.binaries / "kube-proxy"
         if kube_proxy.exists():
             subprocess.run([str(kube_proxy), "--cleanup"], capture_output=True)
         remove_chains()

@@ -52,8 +52,8 @@ def node_factory(busybox_image, tmp_path_factory):
             "HERALD_K8S_APISERVER_ARGS": "--kubelet-preferred-address-types=InternalIP"})
         made.append((control_plane, None))
         kube = control_plane.up()
-        node = Node(ROOT, directory / "node", kube, {pause: pause_tar, busybox: busybox_tar}, pause,
-                    folders["HERALD_K8S_BIN"] / "coredns", NODE_NAME)
+        node = Node(directory / "node", kube, {pause: pause_tar, busybox: busybox_tar}, pause,
+                    folders["HERALD_K8S_BIN"], NODE_NAME)
         made[-1] = (control_plane, node)
         node.up()
         return node
