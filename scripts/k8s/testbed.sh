@@ -3,7 +3,8 @@
 #
 #   scripts/k8s/testbed.sh build
 #       Builds and caches, under ${HERALD_K8S_CACHE:-~/.cache/herald/k8s}/<version>/:
-#         bin/kube-apiserver, bin/kube-controller-manager, bin/kube-scheduler, bin/kubectl
+#         bin/kube-apiserver, bin/kube-controller-manager, bin/kube-scheduler, bin/kubectl, and
+#         bin/kubelet, bin/kube-proxy for the real node (tests/realnode.py)
 #         (Kubernetes v1.31.4, built from the Go module k8s.io/kubernetes through a wrapper module),
 #         bin/kwok (v0.6.1) and bin/helm (v3.16.3) (go install),
 #         crds/*.yaml: the CRDs of KEDA, the RabbitMQ cluster and messaging-topology
