@@ -213,6 +213,8 @@ state = "{self.directory / 'containerd-state'}"
                                   "--hostname-override", self.name,
                                   "--metrics-bind-address", f"127.0.0.1:{free_port()}",
                                   "--healthz-bind-address", f"127.0.0.1:{healthz}",
+                                  # NodePorts only on the node's address, not on every address of the machine
+                                  "--nodeport-addresses", f"{NODE_IP}/32",
                                   "--conntrack-max-per-core", "0",
                                   "--conntrack-tcp-timeout-established", "0",
                                   "--conntrack-tcp-timeout-close-wait", "0"])
@@ -250,14 +252,14 @@ state = "{self.directory / 'containerd-state'}"
         # The shims exit by themselves once their containers are deleted, a moment later; what is
         # still running after that is killed.
         try:
-            wait_for("the containerd shims to exit", lambda: not shim_pids(self.directory), timeout=10)
+            wait_for("the containerd shims to exit", lambda: not node_processes(self.directory), timeout=10)
         except TimeoutError:
-            for pid in shim_pids(self.directory):
+            for pid in node_processes(self.directory):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            wait_for("the killed containerd shims to exit", lambda: not shim_pids(self.directory), timeout=10)
+            wait_for("the killed containerd shims to exit", lambda: not node_processes(self.directory), timeout=10)
         kube_proxy = self.binaries / "kube-proxy"
         if kube_proxy.exists():
             subprocess.run([str(kube_proxy), "--cleanup"], capture_output=True)
@@ -307,7 +309,7 @@ state = "{self.directory / 'containerd-state'}"
             pass
 
 
-def shim_pids(directory: Path) -> list[int]:
+def node_processes(directory: Path) -> list[int]:
     """Processes whose command line names the node's folder (the containerd shims name its socket),
     or that run in one of the pods' cgroups."""
     pids = set()
@@ -368,7 +370,7 @@ def zombie(pid: int) -> bool:
 def leftovers(directory: Path) -> list[str]:
     """What a node (this one, or one before it on this machine) left behind; empty when clean."""
     left = []
-    left += [f"process {pid}: {command_line(pid)}" for pid in shim_pids(directory)]
+    left += [f"process {pid}: {command_line(pid)}" for pid in node_processes(directory)]
     for name in ("kubelet", "kube-proxy", "coredns", "containerd-shim"):
         found = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout.split()
         # An exited process that its parent has not reaped yet (a zombie) holds nothing.
