@@ -25,6 +25,9 @@ PACKAGES=(
   runc              # runs the images built here (tests/charts/test_images.py)
   iproute2          # network namespaces of the tests (ip netns)
   prometheus        # promtool: the charts' alert rules checked and unit-tested (tests/charts/test_alert_rules.py)
+  # the test cluster's real node (tests/realnode.py)
+  containerd containernetworking-plugins iptables conntrack
+  busybox-static    # the node tests' one-binary image (scripts/k8s/images.sh busybox)
 )
 # Maven normally comes with the machine; install Debian's only if there is none.
 command -v mvn >/dev/null 2>&1 || PACKAGES+=(maven)

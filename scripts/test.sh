@@ -6,7 +6,8 @@
 #   3. the Java build and all its tests: mvn -B verify at the repository root;
 #   4. the Helm charts on a real Kubernetes control plane (scripts/k8s/test-charts.sh), after
 #      Maven because it reads what Maven's tests leave (contract classes, metric scrapes);
-#   5. the KEDA autoscaling scenario (scripts/k8s/test-keda.sh, pytest in tests/autoscaling).
+#   5. the KEDA autoscaling scenario (scripts/k8s/test-keda.sh, pytest in tests/autoscaling);
+#   6. the real node: pods run by a kubelet on containerd (scripts/k8s/test-node.sh, tests/node).
 #
 # Usage: scripts/test.sh [extra Maven arguments, e.g. -pl :gateway -am]
 #
@@ -89,6 +90,10 @@ bash "${HERALD_ROOT}/scripts/k8s/test-charts.sh" || failed+=("chart checks (char
 # KEDA autoscaling on a real control plane (docs/autoscaling.md); uses the jars mvn verify built.
 log "KEDA autoscaling scenario: scripts/k8s/test-keda.sh"
 bash "${HERALD_ROOT}/scripts/k8s/test-keda.sh" || failed+=("KEDA autoscaling scenario (tests/autoscaling)")
+
+# A real node (containerd, kubelet, kube-proxy, CoreDNS) running real pods; last, see its header.
+log "Kubernetes: real node (scripts/k8s/test-node.sh)"
+bash "${HERALD_ROOT}/scripts/k8s/test-node.sh" || failed+=("real node (tests/node, scripts/k8s/test-node.sh)")
 
 if ((${#failed[@]})); then
   printf 'FAILED: %s\n' "${failed[@]}" >&2

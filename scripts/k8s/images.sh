@@ -6,13 +6,14 @@
 #             minbase of bookworm); user 65532 `nonroot`; no shell
 #   pause     containerd's sandbox image: a static C program that sleeps until SIGTERM/SIGINT
 #   services  every service image, built by Jib on `base` (Maven builds the jars first)
+#   busybox   the node tests' image (tests/node): Debian's static busybox and its applets' links
 # Each is a docker-save style tarball (manifest.json, config JSON, one tar per layer): Jib takes it as
 # a base (-Djib.from.image=tar://...), containerd imports it (ctr -n k8s.io images import
 # --index-name NAME FILE). base and pause are cached in ~/.cache/herald/images/<key>/, the key a hash
 # of their inputs (this script, which holds the module list and the Debian suite, and the JDK's
 # release file); their tars are deterministic (sorted entries, fixed mtimes and owners).
 #
-# Usage: scripts/k8s/images.sh base|pause|services|build   (build = all three)
+# Usage: scripts/k8s/images.sh base|pause|services|busybox|build   (build = the first three)
 #   prints one line per image: the name to import it under, then its tarball
 # Env:   HERALD_IMAGE_BASE=<Jib image reference> builds the services on another base (e.g. scratch)
 set -euo pipefail
@@ -157,6 +158,23 @@ cached_images() {
   [[ "$want" != pause ]] || echo "docker.io/local/pause:${KEY} ${OUT}/pause.tar"
 }
 
+busybox_image() {
+  local work
+  if [[ ! -s "${OUT}/busybox.tar" ]]; then
+    [[ -x /bin/busybox ]] || die "no /bin/busybox: install Debian's busybox-static (scripts/install-deps.sh)"
+    work="$(mktemp -d "${CACHE}/work.XXXXXX")"
+    mkdir -p "${work}/root/bin" "$OUT"
+    cp /bin/busybox "${work}/root/bin/busybox"
+    "${work}/root/bin/busybox" --install -s "${work}/root/bin"
+    # --install links to where the binary was; in the image it is /bin/busybox.
+    find "${work}/root/bin" -type l -exec ln -sfn /bin/busybox {} \;
+    image_tar "${OUT}/busybox.tar" "docker.io/local/busybox:${KEY}" \
+      "{\"User\":\"${USER_ID}:${USER_ID}\",\"Env\":[\"PATH=/bin\"],\"Entrypoint\":[\"/bin/sh\"]}" "${work}/root"
+    rm -rf "$work"
+  fi
+  echo "docker.io/local/busybox:${KEY} ${OUT}/busybox.tar"
+}
+
 services() {
   local base="${HERALD_IMAGE_BASE:-}" module version flags=(-B -q)
   [[ -n "$base" ]] || base="tar://$(cached_images base | cut -d' ' -f2)"
@@ -174,10 +192,11 @@ mkdir -p "$CACHE"
 case "${1:-}" in
   base | pause) cached_images "$1" ;;
   services) services ;;
+  busybox) busybox_image ;;
   build)
     cached_images base
     cached_images pause
     services
     ;;
-  *) die "usage: $0 base|pause|services|build" ;;
+  *) die "usage: $0 base|pause|services|busybox|build" ;;
 esac

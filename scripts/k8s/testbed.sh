@@ -3,7 +3,8 @@
 #
 #   scripts/k8s/testbed.sh build
 #       Builds and caches, under ${HERALD_K8S_CACHE:-~/.cache/herald/k8s}/<version>/:
-#         bin/kube-apiserver, bin/kube-controller-manager, bin/kube-scheduler, bin/kubectl
+#         bin/kube-apiserver, bin/kube-controller-manager, bin/kube-scheduler, bin/kubectl, and
+#         bin/kubelet, bin/kube-proxy for the real node (tests/realnode.py)
 #         (Kubernetes v1.31.4, built from the Go module k8s.io/kubernetes through a wrapper module),
 #         bin/kwok (v0.6.1) and bin/helm (v3.16.3) (go install),
 #         crds/*.yaml: the CRDs of KEDA, the RabbitMQ cluster and messaging-topology
@@ -79,7 +80,7 @@ need_go() {
 # ---------------------------------------------------------------- build
 
 build_control_plane() {
-  local names=(kube-apiserver kube-controller-manager kube-scheduler kubectl) n missing=false
+  local names=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy) n missing=false
   # The version the binaries report (the module carries none: it would be v0.0.0-master, which
   # Helm's kubeVersion checks and KEDA refuse). -X only changes the link step.
   local v pkg ldflags=""
@@ -91,7 +92,7 @@ build_control_plane() {
   for n in "${names[@]}"; do [[ -x "${BIN}/${n}" ]] || missing=true; done
   [[ "$(cat "${TOOL_STAMPS}/kubernetes" 2>/dev/null || true)" == "$ldflags" ]] || missing=true
   [[ "$missing" == true ]] || return 0
-  log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl v${K8S_VERSION} (cold: about 5 min)"
+  log "building ${names[*]} v${K8S_VERSION} (cold: about 6 min)"
   local mod="${CACHE}/k8sbuild" m
   mkdir -p "$mod" "$BIN"
   {
@@ -111,15 +112,15 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )
 GO
   (
     cd "$mod"
     export GOFLAGS=-mod=mod GOTOOLCHAIN=local
     go mod tidy
-    go build -ldflags="$ldflags" -o "${BIN}/" k8s.io/kubernetes/cmd/kube-apiserver \
-      k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler \
-      k8s.io/kubernetes/cmd/kubectl
+    go build -ldflags="$ldflags" -o "${BIN}/" "${names[@]/#/k8s.io/kubernetes/cmd/}"
   )
   mkdir -p "$TOOL_STAMPS"
   printf '%s\n' "$ldflags" >"${TOOL_STAMPS}/kubernetes"
