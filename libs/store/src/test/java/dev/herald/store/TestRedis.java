@@ -16,6 +16,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A store client to the test JVM's real Redis: a single redis-server ({@link LocalRedis}), or with
@@ -25,8 +28,11 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Before it empties Redis, and when it closes, it asserts that every key there has a shape
  * {@link RedisKeys} defines: code writing a key the store does not own fails the suite.
+ *
+ * <p>As a class's {@code @RegisterExtension static} field it empties Redis before each test and
+ * closes after the class, so the test classes need no lifecycle methods of their own.
  */
-public final class TestRedis implements AutoCloseable {
+public final class TestRedis implements AutoCloseable, BeforeEachCallback, AfterAllCallback {
     /** Base64 of 32 fixed bytes: a valid herald.crypto-key for tests. */
     public static final String CRYPTO_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
     public static final Duration TIMEOUT = Duration.ofSeconds(5);
@@ -72,6 +78,16 @@ public final class TestRedis implements AutoCloseable {
         assertThat(link.sync().keys("*"))
                 .as("keys whose shape dev.herald.store.keys.RedisKeys does not define")
                 .allSatisfy(key -> assertThat(RedisKeys.KeyPattern.of(key)).as(key).isPresent());
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        flush();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
     }
 
     @Override

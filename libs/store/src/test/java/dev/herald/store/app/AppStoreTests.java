@@ -13,10 +13,9 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class AppStoreTests {
     static final String PRIVATE_KEY = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-herald-test-secret\n-----END PRIVATE KEY-----\n";
@@ -25,23 +24,13 @@ class AppStoreTests {
             "herald-test", "push@herald-test.iam.gserviceaccount.com");
     static final ApnsCredential APNS = new ApnsCredential(PRIVATE_KEY, "ABC123DEFG", "TEAM123456", "dev.herald.demo", "sandbox");
 
-    private static TestRedis redis;
+    @RegisterExtension
+    static final TestRedis redis = new TestRedis();
     private static AppStore store;
 
     @BeforeAll
     static void connect() {
-        redis = new TestRedis();
         store = new AppStore(redis.async(), redis.functions(), new CredentialCipher(TestRedis.CRYPTO_KEY), TestRedis.CLOCK);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        redis.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        redis.flush();
     }
 
     @Test

@@ -13,31 +13,20 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class DeviceRegistryTests {
     private static final String APP = "shop";
 
-    private static TestRedis redis;
+    @RegisterExtension
+    static final TestRedis redis = new TestRedis();
     private static DeviceRegistry devices;
 
     @BeforeAll
     static void connect() {
-        redis = new TestRedis();
         devices = new DeviceRegistry(redis.async(), redis.functions(), TestRedis.CLOCK);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        redis.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        redis.flush();
     }
 
     @Test

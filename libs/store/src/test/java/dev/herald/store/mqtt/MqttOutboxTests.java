@@ -13,13 +13,15 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class MqttOutboxTests {
     private static final Duration TTL = Duration.ofHours(1);
-    private static TestRedis redis;
+
+    @RegisterExtension
+    static final TestRedis redis = new TestRedis();
     private static MqttOutbox outbox;
     private static MessageStatusStore status;
 
@@ -28,15 +30,9 @@ class MqttOutboxTests {
 
     @BeforeAll
     static void connect() {
-        redis = new TestRedis();
         status = new MessageStatusStore(redis.async(), redis.functions(), TTL, TestRedis.CLOCK);
         outbox = new MqttOutbox(redis.async(), redis.functions(), status,
                 new DeviceSessions(redis.async(), redis.functions()), 3, TestRedis.CLOCK);
-    }
-
-    @AfterAll
-    static void close() {
-        redis.close();
     }
 
     private String accepted() {

@@ -8,33 +8,22 @@ import dev.herald.store.keys.RedisKeys;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class ExpansionProgressTests {
     private static final Duration TTL = Duration.ofHours(1);
 
-    private static TestRedis redis;
+    @RegisterExtension
+    static final TestRedis redis = new TestRedis();
     private static ExpansionProgress progress;
     private static MessageStatusStore status;
 
     @BeforeAll
     static void connect() {
-        redis = new TestRedis();
         progress = new ExpansionProgress(redis.async(), redis.functions(), TTL);
         status = new MessageStatusStore(redis.async(), redis.functions(), TTL, TestRedis.CLOCK);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        redis.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        redis.flush();
     }
 
     @Test

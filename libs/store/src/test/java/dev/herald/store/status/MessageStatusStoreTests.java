@@ -12,10 +12,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class MessageStatusStoreTests {
     private static final Duration TTL = Duration.ofHours(1);
@@ -24,7 +23,8 @@ class MessageStatusStoreTests {
     private static final String B = "fcm:tok-b";
     private static final String C = "apns:tok-c";
 
-    private static TestRedis redis;
+    @RegisterExtension
+    static final TestRedis redis = new TestRedis();
     private static MessageStatusStore store;
     /** How the audience expander adds targets to a message: the only way its total grows. */
     private static ExpansionProgress progress;
@@ -34,19 +34,8 @@ class MessageStatusStoreTests {
 
     @BeforeAll
     static void connect() {
-        redis = new TestRedis();
         store = new MessageStatusStore(redis.async(), redis.functions(), TTL, TestRedis.CLOCK);
         progress = new ExpansionProgress(redis.async(), redis.functions(), TTL);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        redis.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        redis.flush();
     }
 
     @Test
