@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
+from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES  # noqa: E402
 from realnode import NODE_IP, REAL_NODE_LABEL, Node  # noqa: E402
 from testbed import ControlPlane, Kube, run, use_tools  # noqa: E402
 
@@ -97,7 +98,7 @@ class SharedCluster:
 
 
 def run_suites(directory: Path, commands: list[list[str]]) -> int:
-    cluster = SharedCluster(directory, ["busybox"])
+    cluster = SharedCluster(directory, ["busybox", *RABBITMQ_IMAGES])
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")

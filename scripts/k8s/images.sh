@@ -10,7 +10,7 @@
 #   rabbitmq  Debian's rabbitmq-server and the Erlang it depends on (deb_closure.py over a debootstrap
 #             --foreign root: files unpacked, no maintainer script run), a shell and coreutils for the
 #             RabbitMQ Cluster Operator's setup container and probes; user 999 `rabbitmq` (what the
-#             operator runs it as), named docker.io/local/rabbitmq:<Debian version>
+#             operator runs it as), named docker.io/local/rabbitmq:<RabbitMQ version>
 #   rabbitmq-cluster-operator, messaging-topology-operator
 #             the RabbitMQ operators (versions: scripts/k8s/testbed.sh, which reads their CRDs), each a
 #             static binary (CGO_ENABLED=0) built from its Go module through a wrapper module (go
@@ -238,10 +238,11 @@ rabbitmq_image() {
     local started=$SECONDS
     version="$(rabbitmq_root "${work}/root" "${work}/debootstrap")"
     [[ -n "$version" ]] || die "no rabbitmq-server among the packages of the debootstrap root"
-    # An image tag has no '+' or '~' (Debian's 3.10.8-1.1+deb12u1 becomes 3.10.8-1.1-deb12u1).
-    echo "docker.io/local/rabbitmq:${version//[+~]/-}" >"${OUT}/rabbitmq.name"
+    # Tagged with RabbitMQ's version, which a Debian release keeps (its security updates change only
+    # the Debian revision, kept in a label), so values files can name the image.
+    echo "docker.io/local/rabbitmq:${version%%-*}" >"${OUT}/rabbitmq.name"
     image_tar "${OUT}/rabbitmq.tar" "$(cat "${OUT}/rabbitmq.name")" \
-      "{\"User\":\"${RABBITMQ_USER_ID}:${RABBITMQ_USER_ID}\",\"Env\":[\"PATH=/usr/lib/rabbitmq/bin:/usr/bin:/bin:/usr/sbin:/sbin\",\"HOME=/var/lib/rabbitmq\",\"LANG=C.UTF-8\",\"RABBITMQ_LOGS=-\",\"RABBITMQ_LOG_BASE=/var/lib/rabbitmq/log\"],\"Cmd\":[\"/usr/lib/rabbitmq/bin/rabbitmq-server\"],\"WorkingDir\":\"/var/lib/rabbitmq\",\"ExposedPorts\":{\"5672/tcp\":{},\"15672/tcp\":{},\"15692/tcp\":{}}}" \
+      "{\"Labels\":{\"herald.dev/debian-package\":\"rabbitmq-server=${version}\"},\"User\":\"${RABBITMQ_USER_ID}:${RABBITMQ_USER_ID}\",\"Env\":[\"PATH=/usr/lib/rabbitmq/bin:/usr/bin:/bin:/usr/sbin:/sbin\",\"HOME=/var/lib/rabbitmq\",\"LANG=C.UTF-8\",\"RABBITMQ_LOGS=-\",\"RABBITMQ_LOG_BASE=/var/lib/rabbitmq/log\"],\"Cmd\":[\"/usr/lib/rabbitmq/bin/rabbitmq-server\"],\"WorkingDir\":\"/var/lib/rabbitmq\",\"ExposedPorts\":{\"5672/tcp\":{},\"15672/tcp\":{},\"15692/tcp\":{}}}" \
       "${work}/root"
     rm -rf "$work"
     log "rabbitmq image built in $((SECONDS - started)) s" >&2

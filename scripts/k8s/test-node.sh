@@ -27,6 +27,10 @@ bash "${HERALD_ROOT}/scripts/k8s/testbed.sh" tool coredns "github.com/coredns/co
 log "images: pause and busybox (scripts/k8s/images.sh; cached)"
 bash "${HERALD_ROOT}/scripts/k8s/images.sh" pause >/dev/null
 bash "${HERALD_ROOT}/scripts/k8s/images.sh" busybox >/dev/null
+log "images: RabbitMQ and its two operators (scripts/k8s/images.sh; cached)"
+for kind in rabbitmq rabbitmq-cluster-operator messaging-topology-operator; do
+  bash "${HERALD_ROOT}/scripts/k8s/images.sh" "$kind" >/dev/null
+done
 PY="$(bash "${HERALD_ROOT}/scripts/k8s/test-venv.sh")"
 log "tools and images ready after $((SECONDS - started)) s"
 

@@ -17,6 +17,7 @@ import pytest
 # The shared cluster modules: tests/testbed.py and tests/realnode.py.
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
+from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES  # noqa: E402
 from realnode import Node  # noqa: E402
 from sharedcluster import NODE_NAME, SharedCluster, attach, built_image  # noqa: E402
 from testbed import tear_down_on_sigterm  # noqa: E402
@@ -38,7 +39,7 @@ def node_factory(busybox_image, tmp_path_factory):
     made = []
 
     def make() -> Node:
-        cluster = SharedCluster(tmp_path_factory.mktemp("cluster"), ["busybox"])
+        cluster = SharedCluster(tmp_path_factory.mktemp("cluster"), ["busybox", *RABBITMQ_IMAGES])
         made.append(cluster)
         cluster.up()
         return cluster.node
