@@ -227,6 +227,7 @@ rabbitmq_root() {
   # (as /tmp is), for where no volume is mounted over them (a runtime keeps a folder's mode for a tmpfs).
   chmod 1777 "${root}/tmp" "${root}/var/lib/rabbitmq" "${root}/var/log/rabbitmq"
   ldconfig -r "$root"
+  rm -f "${root}/var/cache/ldconfig/aux-cache"  # inode numbers and times: equal inputs, equal tarballs
   sed -n 's|^rabbitmq-server .*/rabbitmq-server_\(.*\)_all\.deb$|\1|p' "${debootstrap}/debootstrap/debpaths"
 }
 

@@ -7,7 +7,8 @@ the base's java on PATH and its user 65532; and that the images run under Debian
 charts' security context (runc_container.py): java -version prints 25, the pause image ends on
 SIGTERM, and the provider sandbox starts, answers its health endpoint on loopback in a network
 namespace of its own and stops on SIGTERM, and each service starts beside a Redis in its namespace
-and answers its liveness probe."""
+and answers its liveness probe. The RabbitMQ image (Debian's packages, user 999) answers AMQP and
+rabbitmq-diagnostics ping."""
 
 from __future__ import annotations
 
