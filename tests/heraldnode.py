@@ -24,9 +24,9 @@ NAMESPACE = "herald-live"
 RELEASES = {"herald-platform": "push-platform", "herald-provider-sandbox": "provider-sandbox",
             "herald-dispatcher": "dispatcher", "herald-gateway": "gateway",
             "herald-connection-manager": "connection-manager"}
-# The images the node needs (scripts/k8s/images.sh kinds): the services', RabbitMQ's, Redis's, the
-# operators', and busybox for `helm test`.
-IMAGE_KINDS = ["services", "rabbitmq", "redis", "rabbitmq-operators", "busybox"]
+# The images Herald needs beyond those the shared cluster's node starts with (busybox for `helm test`,
+# RabbitMQ's and its operators': sharedcluster.py), as scripts/k8s/images.sh kinds.
+IMAGE_KINDS = ("services", "redis")
 INSTALL_TIMEOUT = "600s"  # four JVMs starting on two shared cores, RabbitMQ booting
 
 
@@ -130,14 +130,14 @@ def try_it(directory: Path) -> int:
     import threading
 
     from herald_load.demo import DemoError
-    from rabbitmq_operators import install_operators
+    from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES, install_operators
     from realnode import import_images
     from sharedcluster import SharedCluster, built_image, built_images
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    cluster = SharedCluster(directory, ["busybox"])
+    cluster = SharedCluster(directory, ["busybox", *RABBITMQ_IMAGES])
     rc = 0
     try:
         print(f"==> bringing up a control plane and a real node in {directory}", flush=True)
@@ -149,7 +149,7 @@ def try_it(directory: Path) -> int:
         import_images(attached.socket, images)
         herald = Herald(attached.kube, built_image("busybox")[0])
         print(f"==> installing the RabbitMQ operators and Herald's releases ({', '.join(RELEASES)})", flush=True)
-        herald.install(lambda kube: install_operators(kube, directory / "operators"))
+        herald.install(install_operators)
         token_file = directory / "admin-token"
         token_file.touch(mode=0o600)
         token_file.write_text(herald.admin_token + "\n")

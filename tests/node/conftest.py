@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
 from heraldnode import IMAGE_KINDS, Herald  # noqa: E402
+from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES  # noqa: E402
 from realnode import Node, import_images  # noqa: E402
 from sharedcluster import NODE_NAME, SharedCluster, attach, built_image, built_images  # noqa: E402
 from testbed import tear_down_on_sigterm  # noqa: E402
@@ -39,7 +40,7 @@ def node_factory(busybox_image, tmp_path_factory):
     made = []
 
     def make() -> Node:
-        cluster = SharedCluster(tmp_path_factory.mktemp("cluster"), ["busybox"])
+        cluster = SharedCluster(tmp_path_factory.mktemp("cluster"), ["busybox", *RABBITMQ_IMAGES])
         made.append(cluster)
         cluster.up()
         return cluster.node
@@ -60,7 +61,7 @@ def node(request):
 
 
 @pytest.fixture(scope="session")
-def platform(node, busybox_image, tmp_path_factory) -> Herald:
+def platform(node, busybox_image) -> Herald:
     """Herald installed on the real node (tests/heraldnode.py): the images built here imported into
     the node's containerd, the RabbitMQ operators, every release Ready. Uninstalled at the end."""
     from rabbitmq_operators import install_operators  # the RabbitMQ operators' images and manifests
@@ -70,7 +71,6 @@ def platform(node, busybox_image, tmp_path_factory) -> Herald:
         images |= built_images(kind)
     import_images(node.socket, images)
     herald = Herald(node.kube, busybox_image)
-    work = tmp_path_factory.mktemp("operators")
-    herald.install(lambda kube: install_operators(kube, work))
+    herald.install(install_operators)
     yield herald
     herald.uninstall()
