@@ -16,6 +16,7 @@
 #             static binary (CGO_ENABLED=0) built from its Go module through a wrapper module (go
 #             install refuses: the proxy answers 403 to their version listings) and cached by module
 #             and Go version; the image holds only /manager, passwd and the CA bundle; user 65532
+#   redis     Debian's redis-server on the base's Debian root (with the libraries it links); user 65532
 # Each is a docker-save style tarball (manifest.json, config JSON, one tar per layer): Jib takes it as
 # a base (-Djib.from.image=tar://...), containerd imports it (ctr -n k8s.io images import
 # --index-name NAME FILE). base and pause are cached in ~/.cache/herald/images/<key>/, the key a hash
@@ -23,7 +24,7 @@
 # release file); their tars are deterministic (sorted entries, fixed mtimes and owners).
 #
 # Usage: scripts/k8s/images.sh base|pause|services|busybox|rabbitmq|rabbitmq-cluster-operator|
-#                             messaging-topology-operator|build   (build = the first three)
+#                             messaging-topology-operator|redis|build   (build = the first three)
 #   prints one line per image: the name to import it under, then its tarball
 # Env:   HERALD_IMAGE_BASE=<Jib image reference> builds the services on another base (e.g. scratch)
 set -euo pipefail
@@ -85,30 +86,42 @@ image_tar() {
   rm -rf "$work"
 }
 
-# The root of the base image: the files of ROOT_PACKAGES from a debootstrap minbase root, the CA
-# bundle, the usrmerge links, passwd/group with `nonroot`, an empty /tmp.
-debian_root() {
+# The files of Debian <package>s installed in <debootstrap>, copied into <root>.
+package_files() {
   local root="$1" debootstrap="$2" package list
-  [[ $EUID -eq 0 ]] || die "debootstrap needs root"
-  command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
-  mkdir -p "${CACHE}/debs"
-  log "debootstrap --variant=minbase ${SUITE} (${MIRROR}; packages cached in ${CACHE}/debs)" >&2
-  debootstrap --variant=minbase --include=ca-certificates --cache-dir="${CACHE}/debs" \
-    "$SUITE" "$debootstrap" "$MIRROR" >"${debootstrap}.log" 2>&1 ||
-    die "debootstrap failed, see ${debootstrap}.log: $(tail -3 "${debootstrap}.log")"
-  mkdir -p "$root"/{etc/ssl/certs,tmp,usr/bin,usr/lib,usr/lib64,usr/sbin}
-  for link in bin lib lib64 sbin; do ln -s "usr/${link}" "${root}/${link}"; done
-  for package in "${ROOT_PACKAGES[@]}"; do
+  shift 2
+  for package in "$@"; do
+    # Multi-Arch: same packages have their list under <package>:amd64, the others under <package>.
     list="${debootstrap}/var/lib/dpkg/info/${package}:amd64.list"
+    [[ -f "$list" ]] || list="${debootstrap}/var/lib/dpkg/info/${package}.list"
     [[ -f "$list" ]] || die "no dpkg file list of ${package} in the debootstrap root"
     # Files and links only (directories come with them), no docs; the lists name /lib paths, which
-    # the usrmerge links above lead into /usr/lib.
-    grep -v -e '^/usr/share/doc' -e '^/usr/share/lintian' -e '^/usr/share/locale' "$list" |
+    # the usrmerge links of the root lead into /usr/lib.
+    grep -v -e '^/usr/share/doc' -e '^/usr/share/lintian' -e '^/usr/share/locale' -e '^/usr/share/man' "$list" |
       while read -r path; do
         [[ -d "${debootstrap}${path}" && ! -L "${debootstrap}${path}" ]] || printf '.%s\n' "$path"
       done |
       tar -C "$debootstrap" --no-recursion -cf - -T - | tar -C "$root" --keep-directory-symlink -xf -
   done
+}
+
+# The root of the base image: the files of ROOT_PACKAGES from a debootstrap minbase root, the CA
+# bundle, the usrmerge links, passwd/group with `nonroot`, an empty /tmp.
+# More packages for the debootstrap root to include may follow <root> <debootstrap>.
+debian_root() {
+  local root="$1" debootstrap="$2" include
+  shift 2
+  include="$(IFS=,; echo "ca-certificates${*:+,$*}")"
+  [[ $EUID -eq 0 ]] || die "debootstrap needs root"
+  command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
+  mkdir -p "${CACHE}/debs"
+  log "debootstrap --variant=minbase ${SUITE} (${MIRROR}; packages cached in ${CACHE}/debs)" >&2
+  debootstrap --variant=minbase --include="$include" --cache-dir="${CACHE}/debs" \
+    "$SUITE" "$debootstrap" "$MIRROR" >"${debootstrap}.log" 2>&1 ||
+    die "debootstrap failed, see ${debootstrap}.log: $(tail -3 "${debootstrap}.log")"
+  mkdir -p "$root"/{etc/ssl/certs,tmp,usr/bin,usr/lib,usr/lib64,usr/sbin}
+  for link in bin lib lib64 sbin; do ln -s "usr/${link}" "${root}/${link}"; done
+  package_files "$root" "$debootstrap" "${ROOT_PACKAGES[@]}"
   cp "${debootstrap}/etc/ssl/certs/ca-certificates.crt" "${root}/etc/ssl/certs/"
   cp "${debootstrap}/usr/lib/os-release" "${root}/usr/lib/os-release"
   ln -s ../usr/lib/os-release "${root}/etc/os-release"
@@ -295,6 +308,35 @@ operator_image() {
   echo "docker.io/local/${name}:${version} ${OUT}/${name}-${version}.tar"
 }
 
+# Debian's redis-server (and redis-cli, for exec probes) on the base's root, plus the packages of the
+# libraries they link (ldd in the debootstrap root). Tagged with the Debian version (epoch dropped,
+# `~` made `-`: a tag allows neither). The server runs in /data, a volume (the root is read-only).
+redis_image() {
+  local work version packages
+  if [[ ! -s "${OUT}/redis.tar" || ! -s "${OUT}/redis.name" ]]; then
+    work="$(mktemp -d "${CACHE}/work.XXXXXX")"
+    mkdir -p "$OUT"
+    debian_root "${work}/root" "${work}/debootstrap" redis-server
+    mapfile -t packages < <(chroot "${work}/debootstrap" ldd /usr/bin/redis-check-rdb /usr/bin/redis-cli |
+      sed -n 's|.*=> \(/[^ ]*\) .*|\1|p' | sort -u |
+      while read -r library; do
+        chroot "${work}/debootstrap" dpkg -S "$library" 2>/dev/null ||
+          chroot "${work}/debootstrap" dpkg -S "/usr${library}"
+      done | cut -d: -f1 | sort -u)
+    package_files "${work}/root" "${work}/debootstrap" redis-server redis-tools "${packages[@]}"
+    mkdir -p "${work}/root/data"
+    ldconfig -r "${work}/root"
+    version="$(chroot "${work}/debootstrap" dpkg-query -W -f '${Version}' redis-server)"
+    version="${version#*:}"
+    echo "docker.io/local/redis:${version//\~/-}" >"${OUT}/redis.name"
+    image_tar "${OUT}/redis.tar" "$(cat "${OUT}/redis.name")" \
+      "{\"User\":\"${USER_ID}:${USER_ID}\",\"Env\":[\"PATH=/usr/bin:/bin\"],\"Entrypoint\":[\"/usr/bin/redis-server\"],\"WorkingDir\":\"/data\",\"ExposedPorts\":{\"6379/tcp\":{}}}" \
+      "${work}/root"
+    rm -rf "$work"
+  fi
+  echo "$(cat "${OUT}/redis.name") ${OUT}/redis.tar"
+}
+
 services() {
   local base="${HERALD_IMAGE_BASE:-}" module version flags=(-B -q)
   [[ -n "$base" ]] || base="tar://$(cached_images base | cut -d' ' -f2)"
@@ -319,10 +361,11 @@ case "${1:-}" in
   messaging-topology-operator)
     operator_image messaging-topology-operator github.com/rabbitmq/messaging-topology-operator \
       RABBITMQ_TOPOLOGY_OPERATOR_VERSION ;;
+  redis) redis_image ;;
   build)
     cached_images base
     cached_images pause
     services
     ;;
-  *) die "usage: $0 base|pause|services|busybox|rabbitmq|rabbitmq-cluster-operator|messaging-topology-operator|build" ;;
+  *) die "usage: $0 base|pause|services|busybox|rabbitmq|rabbitmq-cluster-operator|messaging-topology-operator|redis|build" ;;
 esac

@@ -1,5 +1,6 @@
-{{/* Environment only the connection manager needs (the shared part is in herald-lib's deployment). */}}
+{{/* The connection manager's environment: RabbitMQ and Redis (herald-lib), its node id and MQTT port. */}}
 {{- define "connection-manager.env" -}}
+{{ include "herald.backendEnv" . }}
 - name: HERALD_CM_NODE_ID
   valueFrom: {fieldRef: {fieldPath: metadata.name}}
 - name: HERALD_CM_MQTT_PORT
