@@ -41,18 +41,23 @@ class Herald:
 
     kube: Kube
     test_image: str
+    redis_image: str  # docker.io/local/redis:<Debian version> (scripts/k8s/images.sh redis)
     namespace: str = NAMESPACE
     installed: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------ install
 
-    def install(self, operators) -> None:
-        """`operators(kube)` brings up the RabbitMQ operators (tests/rabbitmq_operators.py); then every
-        release in order, each `helm install --wait` (so every pod passed its readiness probe)."""
-        operators(self.kube)
+    def install(self) -> None:
+        """Every release in order, each `helm install --wait` (so every pod passed its readiness
+        probe); the RabbitMQ operators must run already (tests/rabbitmq_operators.py)."""
         self.kube.kubectl("create", "namespace", self.namespace)
+        for chart in set(RELEASES.values()):  # the service charts' library chart (herald-lib) into charts/
+            if "\ndependencies:" in (CHARTS / chart / "Chart.yaml").read_text():
+                self.kube.helm("dependency", "build", str(CHARTS / chart))
         for release, chart in RELEASES.items():
-            self.helm_install(release, chart)
+            extra = ["--set-string", f"redis.standalone.image.tag={self.redis_image.rsplit(':', 1)[1]}"] \
+                if chart == "push-platform" else []
+            self.helm_install(release, chart, *extra)
         self.wait_for_rabbitmq_queues()
 
     def helm_install(self, release: str, chart: str, *extra: str) -> None:
@@ -147,9 +152,10 @@ def try_it(directory: Path) -> int:
         for kind in IMAGE_KINDS:
             images |= built_images(kind)
         import_images(attached.socket, images)
-        herald = Herald(attached.kube, built_image("busybox")[0])
+        herald = Herald(attached.kube, built_image("busybox")[0], built_image("redis")[0])
         print(f"==> installing the RabbitMQ operators and Herald's releases ({', '.join(RELEASES)})", flush=True)
-        herald.install(install_operators)
+        install_operators(attached.kube)
+        herald.install()
         token_file = directory / "admin-token"
         token_file.touch(mode=0o600)
         token_file.write_text(herald.admin_token + "\n")

@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rabbitmq_operators import NAMESPACE as OPERATORS_NAMESPACE, image, install_operators, operator_logs, \
-    uninstall_operators
+from rabbitmq_operators import NAMESPACE as OPERATORS_NAMESPACE, image, operator_logs
 from realnode import wait_for as poll
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,20 +61,7 @@ def describe(kube) -> str:
 
 
 @pytest.fixture(scope="module")
-def operators(node):
-    started = time.monotonic()
-    try:
-        install_operators(node.kube)
-    except Exception:
-        print(describe(node.kube))
-        raise
-    print(f"\nboth operators Available after {time.monotonic() - started:.0f} s")
-    yield
-    uninstall_operators(node.kube)
-
-
-@pytest.fixture(scope="module")
-def platform(node, operators):
+def rabbitmq_release(node, operators):
     """push-platform installed with ci/node-values.yaml; uninstalled (while the operators still run,
     so that their finalizers complete) and its namespace deleted afterwards."""
     kube = node.kube
@@ -83,7 +69,9 @@ def platform(node, operators):
     assert values["rabbitmq"]["image"] == image("rabbitmq")[0], \
         "ci/node-values.yaml names another RabbitMQ image than scripts/k8s/images.sh rabbitmq builds"
     started = time.monotonic()
-    kube.helm("install", RELEASE, str(CHART), "-n", NAMESPACE, "--create-namespace", "-f", str(VALUES))
+    # Redis is not this test's: the chart's standalone Redis stays off
+    kube.helm("install", RELEASE, str(CHART), "-n", NAMESPACE, "--create-namespace", "-f", str(VALUES),
+              "--set", "redis.standalone.enabled=false")
     yield started
     kube.helm("uninstall", RELEASE, "-n", NAMESPACE, "--wait", "--timeout", "120s")
     wait_for("the RabbitmqCluster to be deleted",
@@ -98,13 +86,13 @@ def rabbitmq_cluster_ready(kube):
 
 
 @pytest.fixture(scope="module")
-def management(node, platform):
+def management(node, rabbitmq_release):
     """GET on RabbitMQ's management API through the cluster's Service (the host reaches ClusterIPs
     through kube-proxy), as the operator's default user."""
     kube = node.kube
     wait_for(f"RabbitmqCluster {CLUSTER} AllReplicasReady and ClusterAvailable", lambda: rabbitmq_cluster_ready(kube),
              420, lambda: describe(kube))
-    print(f"\nRabbitmqCluster ready {time.monotonic() - platform:.0f} s after helm install")
+    print(f"\nRabbitmqCluster ready {time.monotonic() - rabbitmq_release:.0f} s after helm install")
     service = kube.get(f"/api/v1/namespaces/{NAMESPACE}/services/{CLUSTER}")
     secret = kube.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{CLUSTER}-default-user")
     user, password = (base64.b64decode(secret["data"][key]).decode() for key in ("username", "password"))
