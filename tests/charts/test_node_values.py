@@ -1,5 +1,6 @@
-"""The charts' ci/node-values.yaml, as `helm template` renders them: the pods they make run on the
-shared cluster's real node only (they tolerate its taint and select its label, tests/sharedcluster.py),
+"""The charts' ci/node-values.yaml, as `helm template` renders them: the pods they make, `helm test`'s
+included, run on the shared cluster's real node only (they tolerate its taint and select its label,
+tests/sharedcluster.py; a test pod on a kwok node would "pass" without running),
 from the images scripts/k8s/images.sh imported there (never pulled), and the CPU they request together
 leaves room on the node's two cores for RabbitMQ, Redis and the operators."""
 
@@ -28,7 +29,12 @@ def deployments(rendered, chart: str) -> list[dict]:
 
 
 def pod_specs(rendered, chart: str) -> list[dict]:
-    return [d["spec"]["template"]["spec"] for d in deployments(rendered, chart)]
+    """The pods the chart makes under ci/node-values.yaml: its Deployments' and its `helm test` pod."""
+    documents = list(yaml.safe_load_all(rendered[f"{chart}-node"].read_text()))
+    test_pods = [d["spec"] for d in documents if d and d.get("kind") == "Pod"
+                 and d["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"]
+    assert test_pods, f"no helm test pod in {chart}'s node scenario"
+    return [d["spec"]["template"]["spec"] for d in deployments(rendered, chart)] + test_pods
 
 
 def test_every_chart_but_the_platform_has_node_values():
@@ -49,7 +55,7 @@ def test_pods_go_to_the_real_node_only(rendered, chart):
 
 @pytest.mark.parametrize("chart", NODE_CHARTS)
 def test_images_are_the_ones_built_here_and_never_pulled(rendered, chart):
-    for spec in pod_specs(rendered, chart):
+    for spec in (d["spec"]["template"]["spec"] for d in deployments(rendered, chart)):
         for container in spec["containers"]:
             assert container["image"] == f"docker.io/local/herald-{chart}:0.1.0-SNAPSHOT"
             assert container["imagePullPolicy"] == "Never"
