@@ -193,7 +193,8 @@ spec:
   containers:
     - name: readiness
       image: {{ .Values.tests.image | quote }}
-      command: [wget, -q, -O-, -T, "5", "http://{{ include "herald.fullname" . }}:{{ .Values.service.port }}/actuator/health/readiness"]
+      # `timeout`, not wget's -T: Debian's busybox 1.35 (the test node's image) crashes on -T.
+      command: [timeout, "10", wget, -q, -O-, "http://{{ include "herald.fullname" . }}:{{ .Values.service.port }}/actuator/health/readiness"]
       securityContext:
         allowPrivilegeEscalation: false
         readOnlyRootFilesystem: true
