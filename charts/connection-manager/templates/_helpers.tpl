@@ -1,11 +1,11 @@
-{{/* The connection manager's environment: RabbitMQ and Redis (herald-lib), its node id and MQTT port, the credential key. */}}
+{{/* The connection manager's environment: RabbitMQ and Redis (herald-lib), its node id and MQTT port, and
+the crypto key, without which it cannot issue or check MQTT device passwords (it does not start). */}}
 {{- define "connection-manager.env" -}}
 {{ include "herald.backendEnv" . }}
 - name: HERALD_CM_NODE_ID
   valueFrom: {fieldRef: {fieldPath: metadata.name}}
 - name: HERALD_CM_MQTT_PORT
   value: "1883"
-{{- /* Device MQTT passwords derive from the credential key: the CM does not start without it. */}}
 - name: HERALD_CRYPTO_KEY
   valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoKeyKey }}}}
 {{- end }}
