@@ -115,7 +115,8 @@ class Herald:
     # ------------------------------------------------------------ lifecycle
 
     def helm_test(self, release: str) -> str:
-        return self.kube.helm("test", release, "-n", self.namespace, "--timeout", "300s", "--logs")
+        # (no --logs: the test pods' hook-delete-policy removes a pod that succeeded before helm reads it)
+        return self.kube.helm("test", release, "-n", self.namespace, "--timeout", "300s")
 
     def pods(self) -> list[dict]:
         return json.loads(self.kube.kubectl("get", "pods", "-n", self.namespace, "-o", "json"))["items"]
