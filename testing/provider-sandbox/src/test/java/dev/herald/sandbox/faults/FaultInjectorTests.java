@@ -11,7 +11,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.Test;
 
 class FaultInjectorTests {
-    private final FaultInjector injector = new FaultInjector(new SandboxProperties(0, null, List.of("localhost"), null,
+    private final FaultInjector injector = new FaultInjector(new SandboxProperties(0, null, null, List.of("localhost"), null,
             Duration.ofHours(1), new Faults(0, 0, 0, 1, 0)));
 
     @Test
