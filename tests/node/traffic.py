@@ -240,25 +240,30 @@ class MqttDevices:
         self.returning.set()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="mqtt-devices", daemon=True)
-        self.tasks = []
+        self.devices = None   # the devices' tasks, gathered
         self.transports = set()
 
     def __enter__(self) -> MqttDevices:
         self.thread.start()
-        self.tasks = [asyncio.run_coroutine_threadsafe(self._keep_connected(d), self.loop) for d in self.passwords]
+        asyncio.run_coroutine_threadsafe(self._run(), self.loop)
         return self
 
     def __exit__(self, *exc) -> None:
-        for task in self.tasks:
-            task.cancel()
-
-        def close():
-            for transport in self.transports:
-                transport.close()
-            self.loop.stop()
-
-        self.loop.call_soon_threadsafe(close)
+        asyncio.run_coroutine_threadsafe(self._close(), self.loop).result(timeout=30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
+        self.loop.close()
+
+    async def _run(self) -> None:
+        self.devices = asyncio.gather(*(self._keep_connected(d) for d in self.passwords))
+        await self.devices
+
+    async def _close(self) -> None:
+        if self.devices:
+            self.devices.cancel()
+            await asyncio.gather(self.devices, return_exceptions=True)
+        for transport in self.transports:
+            transport.close()
 
     def away(self) -> None:
         self.returning.clear()
