@@ -23,7 +23,7 @@ from herald_load.provisioning import Provisioned, Provisioner
 from herald_load.servers import http_json
 
 from heraldnode import Herald
-from traffic import (DISPATCHER, MQTT, SANDBOX, MqttDevices, Sandbox, Sender, message_states, metric, pods_of,
+from traffic import (MqttDevices, Sandbox, Sender, message_states, metric, pods_of,
                      ready, trouble, wait_for, wait_for_final_states, wait_until_replaced)
 
 if importlib.util.find_spec("rabbitmq_operators") is None:
@@ -36,13 +36,19 @@ DEVICES = 6              # MQTT devices
 
 
 @pytest.fixture(scope="module")
-def api(platform: Herald) -> str:
-    return platform.service_url(*DISPATCHER)
+def services(platform: Herald):
+    """Where the releases' Services answer (a herald_load DemoTarget)."""
+    return platform.demo_target()
 
 
 @pytest.fixture(scope="module")
-def sandbox(platform: Herald) -> Sandbox:
-    return Sandbox(platform.service_url(*SANDBOX))
+def api(services) -> str:
+    return services.dispatcher
+
+
+@pytest.fixture(scope="module")
+def sandbox(services) -> Sandbox:
+    return Sandbox(services.sandbox)
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +143,7 @@ def test_rolling_upgrade_while_sending(platform, api, app, sandbox):
     assert_sent_once(api, app, sandbox, sends)
 
 
-def test_connection_manager_pod_deleted(platform, api, app, provisioner):
+def test_connection_manager_pod_deleted(platform, services, api, app, provisioner):
     """The devices on a deleted connection-manager pod stay away (as if out of coverage) while each
     is sent a push; then they reconnect through the MQTT Service, to the pod that replaced it, and
     each receives its pending push and nothing twice."""
@@ -151,7 +157,7 @@ def test_connection_manager_pod_deleted(platform, api, app, provisioner):
         assert status == 202, answer
         return answer["id"]
 
-    with MqttDevices(platform.cluster_ip(MQTT[0]), MQTT[1], app.app, devices) as fleet:
+    with MqttDevices(services.mqtt_host, services.mqtt_port, app.app, devices) as fleet:
         wait_for("every device connected", lambda: len(fleet.snapshot()[0]) == DEVICES, 120)
         first = {name: push(name, "before") for name in names}
         wait_for("the first pushes received",

@@ -1,4 +1,4 @@
-"""Traffic for the fault tests on the real node (test_herald_faults.py): where the releases answer,
+"""Traffic for the fault tests on the real node (test_herald_faults.py): the releases' pods,
 a sender that keeps POSTing sends and records every answer, the provider sandbox's counts, and MQTT
 devices that stay connected through the Service and record what they received.
 
@@ -20,10 +20,6 @@ from herald_load.servers import http_json
 
 from heraldnode import Herald
 
-# The releases' Services (tests/heraldnode.py RELEASES, charts/*/ci/node-values.yaml).
-DISPATCHER = ("herald-dispatcher", 8080)
-SANDBOX = ("herald-provider-sandbox", 9090)
-MQTT = ("herald-connection-manager-mqtt", 1883)
 FINAL_STATES = {"sent", "delivered", "failed", "expired"}
 
 
