@@ -13,7 +13,6 @@ every release's pods Ready again, so the tests after it find the platform health
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -26,9 +25,12 @@ from heraldnode import Herald
 from traffic import (MqttDevices, Sandbox, Sender, message_states, metric, pods_of,
                      ready, trouble, wait_for, wait_for_final_states, wait_until_replaced)
 
-if importlib.util.find_spec("rabbitmq_operators") is None:
-    pytest.skip("the `platform` fixture cannot install Herald yet: tests/rabbitmq_operators.py (the RabbitMQ "
-                "operators) is not in this checkout", allow_module_level=True)
+# Written while Herald could not yet be installed on the real node (the `platform` fixture needs the
+# RabbitMQ operators, the sandbox chart and the node values, which were still on their branches), so
+# never run there: the first run on the node removes this mark.
+pytestmark = pytest.mark.skip(reason="not yet run on the real node: written before the `platform` fixture "
+                              "could install Herald there (tests/rabbitmq_operators.py and the charts' "
+                              "node values not on main yet)")
 
 CAMPAIGN = 4000          # FCM devices subscribed to the campaign's topic
 CAMPAIGN_LATENCY_MS = 1500  # the sandbox's answer time: 512 requests in flight take ~12 s for the campaign
