@@ -181,7 +181,7 @@ def test_connection_manager_pod_deleted(platform, services, api, app, provisione
         wait_for("the pending pushes received",
                  lambda: all(pending[n] in ids for n, ids in fleet.snapshot()[1].items()), 300)
         final = wait_for_final_states(api, app.app, app.api_key, list(first.values()) + list(pending.values()))
-        online, received = fleet.snapshot()
+        _, received = fleet.snapshot()
         reconnections = {n: fleet.connections[n] for n in away}
     print(f"\n{len(away)} of {DEVICES} devices were on {victim}; connections made: {reconnections}")
     assert all(s["state"] == "delivered" for s in final.values()), final
