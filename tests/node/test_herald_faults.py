@@ -25,13 +25,6 @@ from heraldnode import Herald
 from traffic import (MqttDevices, Sandbox, Sender, message_states, metric, pods_of,
                      ready, trouble, wait_for, wait_for_final_states, wait_until_replaced)
 
-# Written while Herald could not yet be installed on the real node (the `platform` fixture needs the
-# RabbitMQ operators, the sandbox chart and the node values, which were still on their branches), so
-# never run there: the first run on the node removes this mark.
-pytestmark = pytest.mark.skip(reason="not yet run on the real node: written before the `platform` fixture "
-                              "could install Herald there (tests/rabbitmq_operators.py and the charts' "
-                              "node values not on main yet)")
-
 CAMPAIGN = 4000          # FCM devices subscribed to the campaign's topic
 CAMPAIGN_LATENCY_MS = 1500  # the sandbox's answer time: 512 requests in flight take ~12 s for the campaign
 DEVICES = 6              # MQTT devices
