@@ -1,5 +1,6 @@
 package dev.herald.store;
 
+import dev.herald.store.device.TokenLifecycle;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -16,6 +17,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param statusTtl     how long a message's status stays readable after it was accepted
  * @param appCacheTtl   upper bound on how stale the local app cache may get if an invalidation is missed
  * @param mqttBoxSize   most messages kept per MQTT device waiting for its PUBACK; the oldest is dropped
+ * @param tokens        when device tokens are stale and when they are removed
  */
 @ConfigurationProperties("herald")
 public record StoreProperties(
@@ -24,5 +26,6 @@ public record StoreProperties(
         String cryptoKey,
         @DefaultValue("7d") Duration statusTtl,
         @DefaultValue("5m") Duration appCacheTtl,
-        @DefaultValue("100") int mqttBoxSize) {
+        @DefaultValue("100") int mqttBoxSize,
+        @DefaultValue TokenLifecycle tokens) {
 }

@@ -5,8 +5,14 @@ import dev.herald.contract.Target;
 import java.time.Instant;
 import java.util.Set;
 
-/** A registered device of an app: how it is reached and which topics it follows. */
-public record Device(String appId, String deviceId, Channel channel, String token, Set<String> topics, Instant updatedAt) {
+/**
+ * A registered device of an app: how it is reached and which topics it follows.
+ *
+ * @param updatedAt when it last registered (a re-registration refreshes its token)
+ * @param stale     whether that was longer ago than {@code herald.tokens.stale-after}: fan-outs leave it out
+ */
+public record Device(String appId, String deviceId, Channel channel, String token, Set<String> topics, Instant updatedAt,
+                     boolean stale) {
     public Device {
         topics = Set.copyOf(topics);
     }

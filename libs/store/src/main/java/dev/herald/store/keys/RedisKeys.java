@@ -33,7 +33,10 @@ public final class RedisKeys {
         MQTT_BOX_ENTRIES("cm:boxm:{<app>/<device>}", "cm:boxm:\\{[^}/]+/[^}]+\\}"),
         MQTT_SESSION("cm:session:{<app>/<device>}", "cm:session:\\{[^}/]+/[^}]+\\}"),
         MQTT_NODE_LEASE("cm:node:<node>", "cm:node:.+"),
-        MQTT_EXPIRIES("cm:expiries", "cm:expiries");
+        MQTT_EXPIRIES("cm:expiries", "cm:expiries"),
+        DEVICE_REFRESHED("devseen:{<app>}", "devseen:\\{[^}]+\\}"),
+        DEVICE_APPS("devapps", "devapps"),
+        TOKEN_SWEEP_LEASE("lease:token-sweep", "lease:token-sweep");
 
         private final String shape;
         private final Pattern pattern;
@@ -164,5 +167,20 @@ public final class RedisKeys {
         String tag = boxKey.substring(MQTT_BOX_PREFIX.length() + 1, boxKey.length() - 1);
         int slash = tag.indexOf('/');
         return new String[] {tag.substring(0, slash), tag.substring(slash + 1)};
+    }
+
+    /** An app's devices by last registration or refresh (ms): the index of stale tokens. */
+    public static String deviceRefreshed(String appId) {
+        return "devseen:" + appTag(appId);
+    }
+
+    /** The ids of apps that registered a device: what the stale-token sweep walks. */
+    public static String deviceApps() {
+        return "devapps";
+    }
+
+    /** Held by the one gateway replica sweeping stale tokens. */
+    public static String tokenSweepLease() {
+        return "lease:token-sweep";
     }
 }

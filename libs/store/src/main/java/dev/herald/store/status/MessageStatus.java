@@ -12,17 +12,21 @@ import java.util.Map;
  *                none only sent, at least one confirmed by the device itself: MQTT PUBACK), failed (all
  *                done, none delivered, not all expired) or expired (all targets expired)
  * @param delivered targets whose device acknowledged the message (MQTT only)
+ *                (after a cancel: cancelling until every target has an outcome, then cancelled if
+ *                any target was cancelled, else the state it would have had)
  * @param total   targets known so far; final once {@code expanded}
+ * @param cancelled targets not sent because the message was cancelled
+ * @param cancelledAt when the message was cancelled, or null
  */
 public record MessageStatus(String id, String appId, String state, long total, long sent, long failed,
                             long expired, long delivered, boolean expanded, long tokensRemoved, Map<String, Long> failures,
-                            Instant acceptedAt, Instant queuedAt, Instant completedAt) {
+                            Instant acceptedAt, Instant queuedAt, Instant completedAt, long cancelled, Instant cancelledAt) {
     public MessageStatus {
         failures = Map.copyOf(failures);
     }
 
     public long pending() {
-        return Math.max(0, total - sent - failed - expired - delivered);
+        return Math.max(0, total - sent - failed - expired - delivered - cancelled);
     }
 
     /**
@@ -30,6 +34,14 @@ public record MessageStatus(String id, String appId, String state, long total, l
      * rule lives once, in herald.lua ({@code complete_if_done}), and {@code completed} is the
      * {@code completedAt} it wrote; this only says which final state a complete message ended in.
      */
+    /** The state of a cancelled message; {@code otherwise} is the state it would have without the cancel. */
+    static String afterCancel(boolean completed, long cancelled, String otherwise) {
+        if (!completed) {
+            return "cancelling";
+        }
+        return cancelled > 0 ? "cancelled" : otherwise;
+    }
+
     static String derive(boolean queued, boolean completed, long total, long sent, long failed, long expired, long delivered) {
         if (completed) {
             if (sent > 0) {

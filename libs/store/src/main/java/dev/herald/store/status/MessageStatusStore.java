@@ -153,18 +153,23 @@ public final class MessageStatusStore {
             long expired = number(fields, "expired");
             long delivered = number(fields, "delivered");
             boolean completed = fields.containsKey("completedAt");
+            long cancelled = number(fields, "cancelled");
             String state = MessageStatus.derive(fields.containsKey("queuedAt"), completed, total, sent, failed, expired, delivered);
+            if (fields.containsKey("cancelledAt")) {
+                state = MessageStatus.afterCancel(completed, cancelled, state);
+            }
             return Optional.of(new MessageStatus(id, fields.get("app"), state, total, sent, failed, expired, delivered,
                     "1".equals(fields.get("expanded")), number(fields, "tokensRemoved"), reasons(fields),
                     instant(fields.get("acceptedAt")), instant(fields.get("queuedAt")),
-                    fields.containsKey("completedAt") ? Instant.ofEpochMilli(Long.parseLong(fields.get("completedAt"))) : null));
+                    millis(fields.get("completedAt")), cancelled, millis(fields.get("cancelledAt"))));
         });
     }
 
     public CompletableFuture<AppStats> stats(String appId) {
         return redis.hgetall(RedisKeys.appStats(appId)).toCompletableFuture().thenApply(fields -> new AppStats(
                 number(fields, "sent"), number(fields, "failed"), number(fields, "expired"),
-                number(fields, "tokensRemoved"), reasons(fields)));
+                number(fields, "tokensRemoved"), reasons(fields), number(fields, "cancelled"),
+                number(fields, "staleRemoved"), number(fields, "staleSkipped")));
     }
 
     private static Map<String, Long> reasons(Map<String, String> fields) {
@@ -180,6 +185,10 @@ public final class MessageStatusStore {
     private static long number(Map<String, String> fields, String name) {
         String value = fields.get(name);
         return value == null ? 0 : Long.parseLong(value);
+    }
+
+    private static Instant millis(String value) {
+        return value == null ? null : Instant.ofEpochMilli(Long.parseLong(value));
     }
 
     private static Instant instant(String value) {

@@ -52,6 +52,9 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.MQTT_SESSION, RedisKeys.mqttSession("shop", "d:1"));
         built.put(KeyPattern.MQTT_NODE_LEASE, RedisKeys.mqttNodeLease("node-a"));
         built.put(KeyPattern.MQTT_EXPIRIES, RedisKeys.mqttExpiries());
+        built.put(KeyPattern.DEVICE_REFRESHED, RedisKeys.deviceRefreshed("shop"));
+        built.put(KeyPattern.DEVICE_APPS, RedisKeys.deviceApps());
+        built.put(KeyPattern.TOKEN_SWEEP_LEASE, RedisKeys.tokenSweepLease());
         assertThat(built).containsOnlyKeys(KeyPattern.values());
         built.forEach((pattern, key) -> assertThat(KeyPattern.of(key)).as(key).contains(pattern));
     }
