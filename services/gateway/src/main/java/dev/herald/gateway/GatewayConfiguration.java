@@ -22,6 +22,14 @@ import dev.herald.store.app.AppCache;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.status.ExpansionProgress;
 import dev.herald.store.status.MessageStatusStore;
+import dev.herald.gateway.lifecycle.TokenMetrics;
+import dev.herald.gateway.lifecycle.TokenSweeper;
+import dev.herald.store.device.StaleTokens;
+import dev.herald.store.status.MessageCancels;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
@@ -116,15 +124,37 @@ public class GatewayConfiguration {
 
     @Bean
     BatchDelivery batchDelivery(List<ProviderSender> senders, AppCache apps, DeviceRegistry devices,
-                                MessageStatusStore status, DeadLetters deadLetters, InFlightLimit limit,
+                                MessageStatusStore status, MessageCancels cancels, DeadLetters deadLetters, InFlightLimit limit,
                                 GatewayProperties properties, DeliveryMetrics metrics, Clock clock) {
-        return new BatchDelivery(senders, apps, devices, status, deadLetters, limit, new Backoff(properties.retry()), metrics, clock);
+        return new BatchDelivery(senders, apps, devices, status, cancels, deadLetters, limit, new Backoff(properties.retry()),
+                metrics, clock);
     }
 
     @Bean
-    AudienceExpander audienceExpander(DeviceRegistry devices, MessageStatusStore status, ExpansionProgress progress,
-                                      ConfirmedPublisher publisher, GatewayProperties properties) {
-        return new AudienceExpander(devices, status, progress, publisher, properties.audience());
+    AudienceExpander audienceExpander(DeviceRegistry devices, MessageStatusStore status, MessageCancels cancels,
+                                      ExpansionProgress progress, ConfirmedPublisher publisher, GatewayProperties properties,
+                                      TokenMetrics tokenMetrics) {
+        return new AudienceExpander(devices, status, cancels, progress, publisher, properties.audience(), tokenMetrics);
+    }
+
+    @Bean
+    TokenMetrics tokenMetrics(MeterRegistry registry) {
+        return new TokenMetrics(registry);
+    }
+
+    @Bean
+    TokenSweeper tokenSweeper(RedisClusterAsyncCommands<String, String> redis, StaleTokens stale, TokenMetrics metrics,
+                              GatewayProperties properties) {
+        return new TokenSweeper(redis, stale, metrics, properties.tokenSweep());
+    }
+
+    /** The token sweep's timer: each replica ticks, the lease picks the one that sweeps. */
+    @Bean(destroyMethod = "shutdownNow")
+    ScheduledExecutorService tokenSweepTimer(TokenSweeper sweeper, GatewayProperties properties) {
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("token-sweep").daemon().factory());
+        long every = properties.tokenSweep().interval().toMillis();
+        timer.scheduleWithFixedDelay(sweeper, every, every, TimeUnit.MILLISECONDS);
+        return timer;
     }
 
     @Bean

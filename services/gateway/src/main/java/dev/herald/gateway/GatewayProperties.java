@@ -22,6 +22,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param dedupeTtl     how long finished targets are remembered for redelivered batches
  * @param fcm           FCM HTTP v1 endpoint and connection pool
  * @param apns          APNs endpoints and connections
+ * @param tokenSweep    the sweep that removes devices whose token went unrefreshed too long
  */
 @ConfigurationProperties("herald.gateway")
 public record GatewayProperties(
@@ -31,7 +32,8 @@ public record GatewayProperties(
         @DefaultValue Retry retry,
         @DefaultValue Audience audience,
         @DefaultValue Fcm fcm,
-        @DefaultValue Apns apns) {
+        @DefaultValue Apns apns,
+        @DefaultValue TokenSweep tokenSweep) {
 
     /**
      * Consumers per lane: the high lane has its own, so bulk work never occupies them.
@@ -51,6 +53,14 @@ public record GatewayProperties(
      */
     public record Retry(@DefaultValue("5") int maxAttempts, @DefaultValue("500ms") Duration initialBackoff,
                         @DefaultValue("30s") Duration maxBackoff, @DefaultValue("60s") Duration maxRetryAfter) {
+    }
+
+    /**
+     * @param interval how often one replica sweeps (the others skip while its lease lives); the
+     *                 ages are {@code herald.tokens.*}
+     * @param pageSize devices removed per step of an app's sweep
+     */
+    public record TokenSweep(@DefaultValue("1h") Duration interval, @DefaultValue("500") int pageSize) {
     }
 
     /**

@@ -45,12 +45,13 @@ public class DeviceController {
     }
 
     /**
-     * A registered device; {@code mqtt} (mqtt channel only) says how it connects to the connection
-     * manager, including its password.
+     * A registered device; {@code updatedAt} is its last registration (a re-registration refreshes
+     * its token), {@code stale} whether that is older than {@code herald.tokens.stale-after};
+     * {@code mqtt} (mqtt channel only) says how it connects to the connection manager, including its password.
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt,
-                                 MqttAccess mqtt) {
+                                 boolean stale, MqttAccess mqtt) {
         static DeviceResponse of(Device device, MqttCredentials credentials) {
             boolean viaMqtt = device.channel() == Channel.mqtt;
             MqttAccess mqtt = viaMqtt
@@ -58,7 +59,7 @@ public class DeviceController {
                             MqttAddresses.deviceTopic(device.appId(), device.deviceId()))
                     : null;
             return new DeviceResponse(device.deviceId(), device.channel(), viaMqtt ? null : device.token(),
-                    device.topics().stream().sorted().toList(), device.updatedAt(), mqtt);
+                    device.topics().stream().sorted().toList(), device.updatedAt(), device.stale(), mqtt);
         }
     }
 

@@ -144,7 +144,7 @@ public final class SendService {
         if (plan.kind() != SendPlan.Kind.devices || plan.deviceIds().size() > properties.resolveDevicesUpTo()) {
             return plan;
         }
-        List<Target> resolved = await(devices.resolve(appId, plan.deviceIds()));
+        List<Target> resolved = await(devices.resolve(appId, plan.deviceIds())).targets();
         return resolved.isEmpty() ? plan : plan.withResolvedDevices(resolved);
     }
 

@@ -7,6 +7,7 @@ import dev.herald.gateway.deadletter.DeadLetters;
 import dev.herald.store.app.App;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
 import dev.herald.store.status.Outcome;
 import java.time.Clock;
@@ -25,7 +26,8 @@ import reactor.core.publisher.Mono;
  * Delivers one batch: every target gets a final outcome (sent, failed with a reason, or expired),
  * recorded in Redis before the batch counts as done. The caller acknowledges the RabbitMQ delivery
  * only when the returned Mono completes, so a gateway killed mid-batch loses nothing: the batch is
- * redelivered and targets already recorded are skipped.
+ * redelivered and targets already recorded are skipped. A cancelled message's batch sends nothing:
+ * its targets without an outcome end as cancelled (MessageCancels).
  */
 public final class BatchDelivery {
     private static final Logger log = LoggerFactory.getLogger(BatchDelivery.class);
@@ -34,6 +36,7 @@ public final class BatchDelivery {
     private final AppCache apps;
     private final DeviceRegistry devices;
     private final MessageStatusStore status;
+    private final MessageCancels cancels;
     private final DeadLetters deadLetters;
     private final InFlightLimit limit;
     private final Backoff backoff;
@@ -41,11 +44,13 @@ public final class BatchDelivery {
     private final Clock clock;
 
     public BatchDelivery(List<ProviderSender> senders, AppCache apps, DeviceRegistry devices, MessageStatusStore status,
-                         DeadLetters deadLetters, InFlightLimit limit, Backoff backoff, DeliveryMetrics metrics, Clock clock) {
+                         MessageCancels cancels, DeadLetters deadLetters, InFlightLimit limit, Backoff backoff,
+                         DeliveryMetrics metrics, Clock clock) {
         senders.forEach(sender -> this.senders.put(sender.channel(), sender));
         this.apps = apps;
         this.devices = devices;
         this.status = status;
+        this.cancels = cancels;
         this.deadLetters = deadLetters;
         this.limit = limit;
         this.backoff = backoff;
@@ -57,15 +62,25 @@ public final class BatchDelivery {
      * Completes when every target's outcome is recorded; fails if one could not be (the batch is
      * then redelivered). Targets that already have an outcome (a redelivered batch, or a target an
      * audience expansion queued twice) are skipped: one Redis look-up per batch, so it is always done
-     * rather than trusting the redelivered flag.
+     * rather than trusting the redelivered flag. The message's cancel mark is read in the same round
+     * trip (the look-ups go out together).
      */
     public Mono<Void> deliver(PushBatch batch) {
-        Mono<Set<String>> finished = Mono.fromFuture(() -> status.finished(batch.messageId(),
-                batch.targets().stream().map(Target::key).toList()));
-        return Mono.zip(finished, Mono.fromFuture(() -> apps.get(batch.appId())))
-                .flatMapMany(found -> Flux.fromIterable(batch.targets()).map(target -> new Work(found.getT2(), batch, target))
+        List<String> keys = batch.targets().stream().map(Target::key).toList();
+        Mono<Set<String>> finished = Mono.fromFuture(() -> status.finished(batch.messageId(), keys));
+        Mono<Boolean> cancelled = Mono.fromFuture(() -> cancels.cancelled(batch.messageId()));
+        return Mono.zip(finished, Mono.fromFuture(() -> apps.get(batch.appId())), cancelled)
+                .flatMapMany(found -> found.getT3() ? cancel(batch, keys).flux()
+                        : Flux.fromIterable(batch.targets()).map(target -> new Work(found.getT2(), batch, target))
                         .flatMap(work -> found.getT1().contains(work.target().key()) ? skip(work) : attempt(work, 1),
                                 Math.max(1, batch.targets().size())))
+                .then();
+    }
+
+    /** Ends the batch's targets that have no outcome yet as cancelled, in one step. */
+    private Mono<Void> cancel(PushBatch batch, List<String> keys) {
+        return Mono.fromFuture(() -> cancels.cancelTargets(batch.messageId(), batch.appId(), batch.batch(), keys))
+                .doOnNext(metrics::cancelled)
                 .then();
     }
 
@@ -78,6 +93,15 @@ public final class BatchDelivery {
      * in-flight limit; it is released during a retry's backoff.
      */
     private Mono<Void> attempt(Work work, int attempt) {
+        if (attempt == 1) {
+            return send(work, attempt);
+        }
+        // A retry comes after a wait during which the message may have been cancelled.
+        return Mono.fromFuture(() -> cancels.cancelled(work.batch().messageId()))
+                .flatMap(cancelled -> cancelled ? cancel(work.batch(), List.of(work.target().key())) : send(work, attempt));
+    }
+
+    private Mono<Void> send(Work work, int attempt) {
         Optional<Outcome> settled = settledWithoutSending(work);
         if (settled.isPresent()) {
             return record(work, settled.get());

@@ -58,6 +58,11 @@ public final class DeliveryMetrics {
                 "provider", channel.name(), "reason", reason).increment();
     }
 
+    /** Targets ended as cancelled, never sent, because their message was cancelled. */
+    public void cancelled(long targets) {
+        counter("herald.gateway.targets.cancelled", "Targets not sent because their message was cancelled").increment(targets);
+    }
+
     public void duplicateSkipped() {
         counter("herald.gateway.duplicates.skipped", "Targets of redelivered work already finished").increment();
     }
