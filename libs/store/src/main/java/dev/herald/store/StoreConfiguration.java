@@ -115,8 +115,8 @@ public class StoreConfiguration {
 
     @Bean
     MqttOutbox mqttOutbox(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, MessageStatusStore status,
-                          DeviceSessions sessions, StoreProperties properties, ObjectProvider<Clock> clock) {
-        return new MqttOutbox(redis, functions, status, sessions, properties.mqttBoxSize(), clock(clock));
+                          MessageCancels cancels, DeviceSessions sessions, StoreProperties properties, ObjectProvider<Clock> clock) {
+        return new MqttOutbox(redis, functions, status, cancels, sessions, properties.mqttBoxSize(), clock(clock));
     }
 
     @Bean

@@ -63,6 +63,7 @@ import tools.jackson.databind.json.JsonMapper;
         "herald.gateway.audience.page-size=500",
         "herald.gateway.audience.batch-size=200"})
 @ActiveProfiles("sandbox") // the provider sandbox's token hosts and certificate; its ports are set below
+@org.springframework.test.annotation.DirtiesContext // its listeners must not consume another test class's work
 class GatewayDeliveryTests {
     private static final String CRYPTO_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
     private static ProviderSandbox sandbox;
