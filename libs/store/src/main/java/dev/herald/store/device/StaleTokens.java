@@ -1,5 +1,6 @@
 package dev.herald.store.device;
 
+import dev.herald.store.StoreProperties;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.HeraldFunctions.Function;
@@ -24,10 +25,10 @@ public final class StaleTokens {
     private final RedisClusterAsyncCommands<String, String> redis;
     private final HeraldFunctions functions;
     private final Clock clock;
-    private final TokenLifecycle lifecycle;
+    private final StoreProperties.Tokens lifecycle;
 
     public StaleTokens(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Clock clock,
-                       TokenLifecycle lifecycle) {
+                       StoreProperties.Tokens lifecycle) {
         this.redis = redis;
         this.functions = functions;
         this.clock = clock;

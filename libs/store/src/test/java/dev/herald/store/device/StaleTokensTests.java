@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.herald.contract.Channel;
 import dev.herald.contract.Target;
 import dev.herald.store.TestRedis;
+import dev.herald.store.StoreProperties;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.status.MessageStatusStore;
 import java.time.Clock;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 class StaleTokensTests {
     private static final String APP = "shop";
-    private static final TokenLifecycle LIFECYCLE = new TokenLifecycle(Duration.ofDays(30), Duration.ofDays(270));
+    private static final StoreProperties.Tokens LIFECYCLE = new StoreProperties.Tokens(Duration.ofDays(30), Duration.ofDays(270));
     private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
 
     @RegisterExtension
