@@ -65,7 +65,6 @@ import tools.jackson.databind.json.JsonMapper;
 @ActiveProfiles("sandbox") // the provider sandbox's token hosts and certificate; its ports are set below
 @org.springframework.test.annotation.DirtiesContext // its listeners must not consume another test class's work
 class GatewayDeliveryTests {
-    private static final String CRYPTO_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
     private static ProviderSandbox sandbox;
 
     @Autowired
@@ -108,26 +107,11 @@ class GatewayDeliveryTests {
 
     @DynamicPropertySource
     static void servers(DynamicPropertyRegistry registry) {
-        LocalRabbit rabbit = LocalRabbit.get();
-        registry.add("spring.rabbitmq.port", rabbit::port);
-        registry.add("herald.redis-uri", () -> LocalRedis.get().uri());
-        registry.add("herald.crypto-key", () -> CRYPTO_KEY);
-        registry.add("herald.gateway.fcm.endpoint", () -> sandbox.fcmEndpoint().toString());
-        registry.add("herald.gateway.apns.sandbox-endpoint", () -> sandbox.apnsEndpoint().toString());
-        registry.add("herald.gateway.apns.production-endpoint", () -> sandbox.apnsEndpoint().toString());
-        registry.add("herald.gateway.apns.trusted-certificate", () -> sandbox.apnsCertificate().toString());
+        SandboxGateway.servers(registry, () -> sandbox);
     }
 
     private String newApp() {
-        String appId = "app-" + UUID.randomUUID();
-        apps.create(appId, "Test").join();
-        Map<String, Object> account = sandbox.demoServiceAccount();
-        apps.setFcm(appId, new FcmCredential(json.writeValueAsString(account), (String) account.get("project_id"),
-                (String) account.get("client_email"))).join();
-        Map<String, Object> apns = sandbox.demoApns();
-        apps.setApns(appId, new ApnsCredential((String) apns.get("p8"), (String) apns.get("keyId"),
-                (String) apns.get("teamId"), (String) apns.get("topic"), "sandbox")).join();
-        return appId;
+        return SandboxGateway.newApp(apps, sandbox, json);
     }
 
     private PushBatch batch(String appId, String messageId, Priority priority, Instant expiresAt, List<Target> targets) {
@@ -142,15 +126,11 @@ class GatewayDeliveryTests {
     }
 
     private Message jsonMessage(Object body) {
-        MessageProperties properties = new MessageProperties();
-        properties.setContentType(MessageProperties.CONTENT_TYPE_JSON);
-        return new Message(json.writeValueAsBytes(body), properties);
+        return SandboxGateway.jsonMessage(json, body);
     }
 
     private MessageStatus awaitCompleted(String messageId) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> status.find(messageId).join()
-                .map(s -> s.completedAt() != null).orElse(false));
-        return status.find(messageId).join().orElseThrow();
+        return SandboxGateway.awaitCompleted(status, messageId);
     }
 
     private static String id() {

@@ -25,6 +25,7 @@ public final class DeliveryMetrics {
                 .description("Provider requests in flight").register(registry);
         Gauge.builder("herald.gateway.waiting", limit, InFlightLimit::waiting)
                 .description("Targets waiting for an in-flight permit").register(registry);
+        cancelled(0); // exported from the start, so a dashboard shows 0 rather than no data
     }
 
     public void outcome(Channel channel, Outcome outcome) {

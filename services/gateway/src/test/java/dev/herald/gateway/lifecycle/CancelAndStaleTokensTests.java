@@ -10,18 +10,15 @@ import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
+import dev.herald.gateway.SandboxGateway;
 import dev.herald.sandbox.ProviderSandbox;
 import dev.herald.sandbox.faults.FaultsUpdate;
-import dev.herald.store.app.ApnsCredential;
 import dev.herald.store.app.AppStore;
-import dev.herald.store.app.FcmCredential;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.status.Cancellation;
 import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
-import dev.herald.testsupport.LocalRabbit;
-import dev.herald.testsupport.LocalRedis;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,7 +34,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
-import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -67,7 +63,6 @@ import tools.jackson.databind.json.JsonMapper;
 @Import(CancelAndStaleTokensTests.MovableClock.class)
 @DirtiesContext // its listeners must not consume another test class's work
 class CancelAndStaleTokensTests {
-    private static final String CRYPTO_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
     private static ProviderSandbox sandbox;
 
     /** The application's clock: the system clock plus an offset the test moves. */
@@ -138,31 +133,15 @@ class CancelAndStaleTokensTests {
 
     @DynamicPropertySource
     static void servers(DynamicPropertyRegistry registry) {
-        registry.add("spring.rabbitmq.port", LocalRabbit.get()::port);
-        registry.add("herald.redis-uri", () -> LocalRedis.get().uri());
-        registry.add("herald.crypto-key", () -> CRYPTO_KEY);
-        registry.add("herald.gateway.fcm.endpoint", () -> sandbox.fcmEndpoint().toString());
-        registry.add("herald.gateway.apns.sandbox-endpoint", () -> sandbox.apnsEndpoint().toString());
-        registry.add("herald.gateway.apns.production-endpoint", () -> sandbox.apnsEndpoint().toString());
-        registry.add("herald.gateway.apns.trusted-certificate", () -> sandbox.apnsCertificate().toString());
+        SandboxGateway.servers(registry, () -> sandbox);
     }
 
     private String newApp() {
-        String appId = "app-" + UUID.randomUUID();
-        apps.create(appId, "Test").join();
-        Map<String, Object> account = sandbox.demoServiceAccount();
-        apps.setFcm(appId, new FcmCredential(json.writeValueAsString(account), (String) account.get("project_id"),
-                (String) account.get("client_email"))).join();
-        Map<String, Object> apns = sandbox.demoApns();
-        apps.setApns(appId, new ApnsCredential((String) apns.get("p8"), (String) apns.get("keyId"),
-                (String) apns.get("teamId"), (String) apns.get("topic"), "sandbox")).join();
-        return appId;
+        return SandboxGateway.newApp(apps, sandbox, json);
     }
 
     private Message jsonMessage(Object body) {
-        MessageProperties properties = new MessageProperties();
-        properties.setContentType(MessageProperties.CONTENT_TYPE_JSON);
-        return new Message(json.writeValueAsBytes(body), properties);
+        return SandboxGateway.jsonMessage(json, body);
     }
 
     /** A topic send as the dispatcher queues it: status first, then the audience job. */
@@ -176,9 +155,7 @@ class CancelAndStaleTokensTests {
     }
 
     private MessageStatus awaitCompleted(String messageId) {
-        await().atMost(Duration.ofSeconds(90)).until(() -> status.find(messageId).join()
-                .map(s -> s.completedAt() != null).orElse(false));
-        return status.find(messageId).join().orElseThrow();
+        return SandboxGateway.awaitCompleted(status, messageId);
     }
 
     @Test
