@@ -215,6 +215,29 @@ class CancelAndStaleTokensTests {
     }
 
     @Test
+    void aTargetWaitingToBeRetriedWhenTheMessageIsCancelledEndsCancelledNotSent() {
+        // Every request answered 429 with Retry-After 3 s: the target waits 3 s before its retry.
+        sandbox.faults().update(new FaultsUpdate(null, null, 1.0, 3L, null));
+        String appId = newApp();
+        String messageId = UUID.randomUUID().toString();
+        String token = "retried-" + messageId;
+        Instant now = clock.instant();
+        status.accepted(messageId, appId, Optional.of(1), now).join();
+        rabbit.send(Queues.EXCHANGE, Queues.SEND_NORMAL, jsonMessage(new PushBatch(messageId, appId, 0, Priority.normal,
+                new Notification("T", "B", Map.of(), Map.of()), null, now, now.plusSeconds(600),
+                List.of(new Target(Channel.fcm, token, null)))));
+        await().pollInterval(Duration.ofMillis(20)).atMost(Duration.ofSeconds(30))
+                .until(() -> sandbox.counts().received(token).attempts() == 1);
+
+        assertThat(cancels.cancel(messageId, appId).join()).isEqualTo(Cancellation.MARKED);
+        MessageStatus done = awaitCompleted(messageId);
+        assertThat(done.state()).isEqualTo("cancelled");
+        assertThat(done.cancelled()).isEqualTo(1);
+        assertThat(done.sent() + done.failed()).isZero();
+        assertThat(sandbox.counts().received(token).attempts()).as("no attempt after the cancel").isEqualTo(1);
+    }
+
+    @Test
     void aFinishedMessageCannotBeCancelled() {
         String appId = newApp();
         String messageId = sendToTopic(appId, "nobody-follows-this");
