@@ -52,6 +52,10 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.MQTT_SESSION, RedisKeys.mqttSession("shop", "d:1"));
         built.put(KeyPattern.MQTT_NODE_LEASE, RedisKeys.mqttNodeLease("node-a"));
         built.put(KeyPattern.MQTT_EXPIRIES, RedisKeys.mqttExpiries());
+        built.put(KeyPattern.PROVIDER_QUOTA, RedisKeys.providerQuota("shop", "fcm"));
+        built.put(KeyPattern.PROVIDER_PAUSE, RedisKeys.providerPause("shop", "fcm"));
+        built.put(KeyPattern.MESSAGE_THROTTLE, RedisKeys.messageThrottle("m1"));
+        built.put(KeyPattern.API_RATE, RedisKeys.apiRate("shop"));
         assertThat(built).containsOnlyKeys(KeyPattern.values());
         built.forEach((pattern, key) -> assertThat(KeyPattern.of(key)).as(key).contains(pattern));
     }
