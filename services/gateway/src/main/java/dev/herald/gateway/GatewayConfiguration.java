@@ -15,11 +15,15 @@ import dev.herald.gateway.delivery.DeliveryMetrics;
 import dev.herald.gateway.delivery.InFlightLimit;
 import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.gateway.fcm.FcmAccessTokens;
+import dev.herald.gateway.quota.DeliveryGate;
+import dev.herald.gateway.quota.Parking;
+import dev.herald.gateway.quota.QuotaMetrics;
 import dev.herald.gateway.fcm.FcmSender;
 import dev.herald.gateway.mqtt.MqttSender;
 import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.quota.RateBuckets;
 import dev.herald.store.status.ExpansionProgress;
 import dev.herald.store.status.MessageStatusStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -33,6 +37,7 @@ import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFacto
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.context.LifecycleProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -42,7 +47,9 @@ import tools.jackson.databind.json.JsonMapper;
 @Configuration(proxyBeanMethods = false)
 public class GatewayConfiguration {
 
+    /** The system clock, unless one is given (tests share a settable clock between replicas). */
     @Bean
+    @ConditionalOnMissingBean
     Clock clock() {
         return Clock.systemUTC();
     }
@@ -115,10 +122,22 @@ public class GatewayConfiguration {
     }
 
     @Bean
+    QuotaMetrics quotaMetrics(MeterRegistry registry) {
+        return new QuotaMetrics(registry);
+    }
+
+    @Bean
+    DeliveryGate deliveryGate(RateBuckets buckets, GatewayProperties properties, QuotaMetrics metrics, Clock clock) {
+        return new DeliveryGate(buckets, properties.quota(), metrics, clock);
+    }
+
+    @Bean
     BatchDelivery batchDelivery(List<ProviderSender> senders, AppCache apps, DeviceRegistry devices,
                                 MessageStatusStore status, DeadLetters deadLetters, InFlightLimit limit,
-                                GatewayProperties properties, DeliveryMetrics metrics, Clock clock) {
-        return new BatchDelivery(senders, apps, devices, status, deadLetters, limit, new Backoff(properties.retry()), metrics, clock);
+                                GatewayProperties properties, DeliveryMetrics metrics, Clock clock,
+                                DeliveryGate gate, ConfirmedPublisher publisher, QuotaMetrics quotaMetrics) {
+        return new BatchDelivery(senders, apps, devices, status, deadLetters, limit, new Backoff(properties.retry()), metrics, clock,
+                gate, new Parking(publisher), quotaMetrics);
     }
 
     @Bean

@@ -32,26 +32,28 @@ public final class RateBuckets {
     }
 
     /**
-     * At most {@code limit} per {@code window}, with a burst of a sixtieth of it (at least 1): the
-     * bucket refills at {@code limit - burst} per window, so no window ever passes more than {@code limit}.
+     * A bucket's shape: it holds at most {@code burst} tokens and gets {@code refill} more each
+     * {@code window}. {@code refill} 0 is no limit.
      */
-    public record Limit(long limit, Duration window) {
-        public static final Limit UNLIMITED = new Limit(0, Duration.ofMinutes(1));
+    public record Limit(long refill, Duration window, long burst) {
+        public static final Limit UNLIMITED = new Limit(0, Duration.ofMinutes(1), 0);
 
+        /**
+         * Never more than {@code limit} in any minute, however the minutes are cut (a provider's
+         * quota): a burst of a sixtieth of it, and a refill of the rest.
+         */
         public static Limit perMinute(long limit) {
-            return new Limit(limit, Duration.ofMinutes(1));
+            long burst = Math.max(1, limit / 60);
+            return new Limit(Math.max(1, limit - burst), Duration.ofMinutes(1), burst);
         }
 
+        /** {@code limit} a second on average, up to a second's worth at once (an API rate). */
         public static Limit perSecond(long limit) {
-            return new Limit(limit, Duration.ofSeconds(1));
+            return new Limit(limit, Duration.ofSeconds(1), limit);
         }
 
         public boolean unlimited() {
-            return limit <= 0;
-        }
-
-        long burst() {
-            return Math.max(1, limit / 60);
+            return refill <= 0;
         }
     }
 
@@ -80,7 +82,7 @@ public final class RateBuckets {
 
     private CompletableFuture<Grant> take(String[] keys, Limit limit, int wanted) {
         return functions.<List<Long>>call(HeraldFunctions.Function.BUCKET_TAKE, ScriptOutputType.MULTI, keys,
-                        String.valueOf(clock.millis()), String.valueOf(Math.max(0, limit.limit())),
+                        String.valueOf(clock.millis()), String.valueOf(Math.max(0, limit.refill())),
                         String.valueOf(limit.window().toMillis()), String.valueOf(limit.burst()), String.valueOf(wanted))
                 .thenApply(answer -> new Grant(answer.get(0).intValue(), Duration.ofMillis(answer.get(1))));
     }

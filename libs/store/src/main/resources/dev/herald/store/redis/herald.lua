@@ -270,21 +270,21 @@ end
 
 -- Rate buckets: provider quotas per app, throttled messages and the per-app API limit share one
 -- token bucket, so every replica takes from the same tokens. A caller takes a whole batch's worth
--- in one call and gets what is left. The bucket holds at most `burst` tokens and refills at
--- (limit - burst) per window, so no window of that length ever lets more than `limit` through.
+-- in one call and gets what is left. The bucket holds at most `burst` tokens and refills `refill`
+-- per window: with refill = limit - burst no window of that length lets more than `limit` through.
 -- KEYS bucket hash (tokens, at), then optionally the "paused until" string of the same tag (a
--- provider's 429 Retry-After). ARGV now (ms), limit per window (0: unlimited, only the pause
+-- provider's 429 Retry-After). ARGV now (ms), refill per window (0: unlimited, only the pause
 -- applies), window (ms), burst, tokens wanted.
 -- Returns {tokens granted, ms until the next token (0 if all were granted)}.
 local function bucket_take(keys, args)
-  local now, limit, window, burst, wanted = tonumber(args[1]), tonumber(args[2]), tonumber(args[3]),
+  local now, refill, window, burst, wanted = tonumber(args[1]), tonumber(args[2]), tonumber(args[3]),
       tonumber(args[4]), tonumber(args[5])
   if keys[2] then
     local paused = tonumber(redis.call('GET', keys[2]) or '0')
     if paused > now then return {0, paused - now} end
   end
-  if limit <= 0 then return {wanted, 0} end
-  local rate = math.max(limit - burst, 1) / window
+  if refill <= 0 then return {wanted, 0} end
+  local rate = refill / window
   local s = redis.call('HMGET', keys[1], 'tokens', 'at')
   local tokens, at = tonumber(s[1]) or burst, tonumber(s[2]) or now
   -- A replica whose clock is behind the last taker's refills nothing rather than going back.
