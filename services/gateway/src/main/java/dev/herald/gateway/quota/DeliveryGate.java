@@ -21,7 +21,10 @@ import reactor.core.publisher.Mono;
 
 /**
  * Decides which targets of a batch may go to their provider now: one bucket call per throttled
- * message and one per provider in the batch, whatever the batch's size. A provider's 429 pauses the
+ * message and one per provider in the batch, whatever the batch's size. A throttled message's tokens
+ * are taken first; those its targets then cannot use for want of a provider token are not given
+ * back, which only ever slows the message. Retries after a 5xx or a transport failure reuse the
+ * first attempt's token (the retry policy bounds them). A provider's 429 pauses the
  * app there on every replica (Redis), and at once on this one (a local note, so targets of batches
  * already admitted here stop too).
  */
@@ -99,10 +102,14 @@ public final class DeliveryGate {
     }
 
     private Mono<Grant> take(App app, Channel channel, int wanted) {
-        Instant paused = pausedHere.get(pauseKey(app.id(), channel));
+        String key = pauseKey(app.id(), channel);
+        Instant paused = pausedHere.get(key);
         Instant now = clock.instant();
         if (paused != null && paused.isAfter(now)) {
             return Mono.just(new Grant(0, Duration.between(now, paused)));
+        }
+        if (paused != null) {
+            pausedHere.remove(key, paused); // over: Redis answers for it again
         }
         return Mono.fromFuture(() -> buckets.takeProvider(app.id(), channel.name(), limit(app, channel), wanted));
     }
