@@ -11,6 +11,7 @@ import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
+import dev.herald.contract.Throttle;
 import dev.herald.gateway.consume.AudienceListener;
 import dev.herald.gateway.consume.SendListener;
 import dev.herald.store.app.ApnsCredential;
@@ -312,6 +313,32 @@ class GatewayDeliveryTests {
         assertThat(done.total()).isEqualTo(1_100);
         assertThat(done.sent()).isEqualTo(1_100);
         assertThat(tokens).allSatisfy(token -> assertThat(sandbox.counts().received(token).attempts()).isEqualTo(1));
+    }
+
+    @Test
+    void aTopicSendSpreadOverMinutesIsThrottledAtTheRateItsAudienceSizeGives() {
+        String appId = newApp();
+        String topic = "spread";
+        List<String> tokens = new ArrayList<>();
+        IntStream.range(0, 600).forEach(i -> {
+            String token = "spread-" + i + "-" + id();
+            tokens.add(token);
+            devices.register(appId, "s" + i, Channel.fcm, token, List.of(topic)).join();
+        });
+        String messageId = id();
+        Instant now = Instant.now();
+        status.accepted(messageId, appId, Optional.empty(), now).join();
+        // 600 devices over one minute: 600 a minute, a burst of 10. It expires after 4 s, long
+        // before the minute is over: what was not sent by then is counted expired.
+        rabbit.send(Queues.EXCHANGE, Queues.AUDIENCE, jsonMessage(new AudienceJob(messageId, appId, Priority.normal,
+                new Notification("T", "B", Map.of(), Map.of()), null, now, now.plusSeconds(4), topic, List.of(),
+                new Throttle(null, 1))));
+
+        MessageStatus done = awaitCompleted(messageId);
+        long elapsedSeconds = Duration.between(now, Instant.now()).toSeconds() + 1;
+        assertThat(done.sent()).isBetween(10L, 10 + 10 * Math.min(elapsedSeconds, 5));
+        assertThat(done.sent() + done.expired()).isEqualTo(600);
+        assertThat(tokens.stream().mapToLong(token -> sandbox.counts().received(token).fcm()).sum()).isEqualTo(done.sent());
     }
 
     @Test
