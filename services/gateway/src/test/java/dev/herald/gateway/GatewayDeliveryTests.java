@@ -153,6 +153,17 @@ class GatewayDeliveryTests {
         return status.find(messageId).join().orElseThrow();
     }
 
+    /** Registers {@code count} devices subscribed to {@code topic}; returns their tokens. */
+    private List<String> subscribers(String appId, String topic, int count, java.util.function.IntFunction<Channel> channel) {
+        List<String> tokens = new ArrayList<>();
+        IntStream.range(0, count).forEach(i -> {
+            String token = topic + "-" + i + "-" + id();
+            tokens.add(token);
+            devices.register(appId, "d" + i, channel.apply(i), token, List.of(topic)).join();
+        });
+        return tokens;
+    }
+
     private static String id() {
         return UUID.randomUUID().toString();
     }
@@ -297,12 +308,7 @@ class GatewayDeliveryTests {
     void aTopicAudienceIsExpandedBehindTheQueueAndEveryDeviceReachedOnce() {
         String appId = newApp();
         String topic = "news";
-        List<String> tokens = new ArrayList<>();
-        IntStream.range(0, 1_100).forEach(i -> {
-            String token = "topic-" + i + "-" + id();
-            tokens.add(token);
-            devices.register(appId, "d" + i, i % 5 == 0 ? Channel.apns : Channel.fcm, token, List.of(topic)).join();
-        });
+        List<String> tokens = subscribers(appId, topic, 1_100, i -> i % 5 == 0 ? Channel.apns : Channel.fcm);
         String messageId = id();
         Instant now = Instant.now();
         status.accepted(messageId, appId, Optional.empty(), now).join();
@@ -319,12 +325,7 @@ class GatewayDeliveryTests {
     void aTopicSendSpreadOverMinutesIsThrottledAtTheRateItsAudienceSizeGives() {
         String appId = newApp();
         String topic = "spread";
-        List<String> tokens = new ArrayList<>();
-        IntStream.range(0, 600).forEach(i -> {
-            String token = "spread-" + i + "-" + id();
-            tokens.add(token);
-            devices.register(appId, "s" + i, Channel.fcm, token, List.of(topic)).join();
-        });
+        List<String> tokens = subscribers(appId, topic, 600, i -> Channel.fcm);
         String messageId = id();
         Instant now = Instant.now();
         status.accepted(messageId, appId, Optional.empty(), now).join();
