@@ -9,6 +9,7 @@ import dev.herald.store.device.StaleTokens;
 import dev.herald.store.mqtt.DeviceSessions;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.store.quota.RateBuckets;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.RedisLink;
 import dev.herald.store.status.ExpansionProgress;
@@ -123,6 +124,11 @@ public class StoreConfiguration {
     ExpansionProgress expansionProgress(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions,
                                         StoreProperties properties) {
         return new ExpansionProgress(redis, functions, properties.statusTtl());
+    }
+
+    @Bean
+    RateBuckets rateBuckets(HeraldFunctions functions, ObjectProvider<Clock> clock) {
+        return new RateBuckets(functions, clock(clock));
     }
 
     /** Part of readiness: without Redis neither sends nor deliveries can be recorded. */

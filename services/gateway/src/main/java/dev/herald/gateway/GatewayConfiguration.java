@@ -19,10 +19,14 @@ import dev.herald.gateway.fcm.FcmSender;
 import dev.herald.gateway.lifecycle.TokenMetrics;
 import dev.herald.gateway.lifecycle.TokenSweeper;
 import dev.herald.gateway.mqtt.MqttSender;
+import dev.herald.gateway.quota.DeliveryGate;
+import dev.herald.gateway.quota.Parking;
+import dev.herald.gateway.quota.QuotaMetrics;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.StaleTokens;
 import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.store.quota.RateBuckets;
 import dev.herald.store.status.ExpansionProgress;
 import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
@@ -41,6 +45,7 @@ import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFacto
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.context.LifecycleProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -50,7 +55,9 @@ import tools.jackson.databind.json.JsonMapper;
 @Configuration(proxyBeanMethods = false)
 public class GatewayConfiguration {
 
+    /** The system clock, unless one is given (tests share a settable clock between replicas). */
     @Bean
+    @ConditionalOnMissingBean
     Clock clock() {
         return Clock.systemUTC();
     }
@@ -123,11 +130,22 @@ public class GatewayConfiguration {
     }
 
     @Bean
+    QuotaMetrics quotaMetrics(MeterRegistry registry) {
+        return new QuotaMetrics(registry);
+    }
+
+    @Bean
+    DeliveryGate deliveryGate(RateBuckets buckets, GatewayProperties properties, QuotaMetrics metrics, Clock clock) {
+        return new DeliveryGate(buckets, properties.quota(), metrics, clock);
+    }
+
+    @Bean
     BatchDelivery batchDelivery(List<ProviderSender> senders, AppCache apps, DeviceRegistry devices,
                                 MessageStatusStore status, MessageCancels cancels, DeadLetters deadLetters, InFlightLimit limit,
-                                GatewayProperties properties, DeliveryMetrics metrics, Clock clock) {
+                                GatewayProperties properties, DeliveryMetrics metrics, Clock clock,
+                                DeliveryGate gate, ConfirmedPublisher publisher, QuotaMetrics quotaMetrics) {
         return new BatchDelivery(senders, apps, devices, status, cancels, deadLetters, limit, new Backoff(properties.retry()),
-                metrics, clock);
+                metrics, clock, gate, new Parking(publisher), quotaMetrics);
     }
 
     @Bean

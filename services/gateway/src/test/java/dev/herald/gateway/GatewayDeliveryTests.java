@@ -11,6 +11,7 @@ import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
+import dev.herald.contract.Throttle;
 import dev.herald.gateway.consume.AudienceListener;
 import dev.herald.gateway.consume.SendListener;
 import dev.herald.store.app.ApnsCredential;
@@ -131,6 +132,17 @@ class GatewayDeliveryTests {
 
     private MessageStatus awaitCompleted(String messageId) {
         return SandboxGateway.awaitCompleted(status, messageId);
+    }
+
+    /** Registers {@code count} devices subscribed to {@code topic}; returns their tokens. */
+    private List<String> subscribers(String appId, String topic, int count, java.util.function.IntFunction<Channel> channel) {
+        List<String> tokens = new ArrayList<>();
+        IntStream.range(0, count).forEach(i -> {
+            String token = topic + "-" + i + "-" + id();
+            tokens.add(token);
+            devices.register(appId, "d" + i, channel.apply(i), token, List.of(topic)).join();
+        });
+        return tokens;
     }
 
     private static String id() {
@@ -277,12 +289,7 @@ class GatewayDeliveryTests {
     void aTopicAudienceIsExpandedBehindTheQueueAndEveryDeviceReachedOnce() {
         String appId = newApp();
         String topic = "news";
-        List<String> tokens = new ArrayList<>();
-        IntStream.range(0, 1_100).forEach(i -> {
-            String token = "topic-" + i + "-" + id();
-            tokens.add(token);
-            devices.register(appId, "d" + i, i % 5 == 0 ? Channel.apns : Channel.fcm, token, List.of(topic)).join();
-        });
+        List<String> tokens = subscribers(appId, topic, 1_100, i -> i % 5 == 0 ? Channel.apns : Channel.fcm);
         String messageId = id();
         Instant now = Instant.now();
         status.accepted(messageId, appId, Optional.empty(), now).join();
@@ -293,6 +300,27 @@ class GatewayDeliveryTests {
         assertThat(done.total()).isEqualTo(1_100);
         assertThat(done.sent()).isEqualTo(1_100);
         assertThat(tokens).allSatisfy(token -> assertThat(sandbox.counts().received(token).attempts()).isEqualTo(1));
+    }
+
+    @Test
+    void aTopicSendSpreadOverMinutesIsThrottledAtTheRateItsAudienceSizeGives() {
+        String appId = newApp();
+        String topic = "spread";
+        List<String> tokens = subscribers(appId, topic, 600, i -> Channel.fcm);
+        String messageId = id();
+        Instant now = Instant.now();
+        status.accepted(messageId, appId, Optional.empty(), now).join();
+        // 600 devices over one minute: 600 a minute, a burst of 10. It expires after 4 s, long
+        // before the minute is over: what was not sent by then is counted expired.
+        rabbit.send(Queues.EXCHANGE, Queues.AUDIENCE, jsonMessage(new AudienceJob(messageId, appId, Priority.normal,
+                new Notification("T", "B", Map.of(), Map.of()), null, now, now.plusSeconds(4), topic, List.of(),
+                new Throttle(null, 1))));
+
+        MessageStatus done = awaitCompleted(messageId);
+        long elapsedSeconds = Duration.between(now, Instant.now()).toSeconds() + 1;
+        assertThat(done.sent()).isBetween(10L, 10 + 10 * Math.min(elapsedSeconds, 5));
+        assertThat(done.sent() + done.expired()).isEqualTo(600);
+        assertThat(tokens.stream().mapToLong(token -> sandbox.counts().received(token).fcm()).sum()).isEqualTo(done.sent());
     }
 
     @Test

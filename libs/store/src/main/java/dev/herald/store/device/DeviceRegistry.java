@@ -112,6 +112,11 @@ public final class DeviceRegistry {
                 Instant.ofEpochMilli(updatedAt), updatedAt < staleBefore());
     }
 
+    /** How many devices a topic has now (what a send spread over minutes divides by). */
+    public CompletableFuture<Long> topicSize(String appId, String topicName) {
+        return redis.scard(RedisKeys.topic(appId, topicName)).toCompletableFuture();
+    }
+
     /** One page of a topic's subscribers, starting at {@code cursor} ("0" for the first page). */
     public CompletableFuture<TopicPage> topicPage(String appId, String topicName, String cursor, int pageSize) {
         return redis.sscan(RedisKeys.topic(appId, topicName), ScanCursor.of(cursor), ScanArgs.Builder.limit(pageSize))

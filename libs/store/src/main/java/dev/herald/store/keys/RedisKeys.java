@@ -36,7 +36,11 @@ public final class RedisKeys {
         MQTT_EXPIRIES("cm:expiries", "cm:expiries"),
         DEVICE_REFRESHED("devseen:{<app>}", "devseen:\\{[^}]+\\}"),
         DEVICE_APPS("devapps", "devapps"),
-        TOKEN_SWEEP_LEASE("lease:token-sweep", "lease:token-sweep");
+        TOKEN_SWEEP_LEASE("lease:token-sweep", "lease:token-sweep"),
+        PROVIDER_QUOTA("quota:{<app>}:<provider>", "quota:\\{[^}]+\\}:[a-z]+"),
+        PROVIDER_PAUSE("paused:{<app>}:<provider>", "paused:\\{[^}]+\\}:[a-z]+"),
+        MESSAGE_THROTTLE("throttle:{<message>}", "throttle:\\{[^}]+\\}"),
+        API_RATE("apirate:{<app>}", "apirate:\\{[^}]+\\}");
 
         private final String shape;
         private final Pattern pattern;
@@ -182,5 +186,25 @@ public final class RedisKeys {
     /** Held by the one gateway replica sweeping stale tokens. */
     public static String tokenSweepLease() {
         return "lease:token-sweep";
+    }
+
+    /** An app's token bucket for one provider's quota; same tag as {@link #providerPause}, taken together. */
+    public static String providerQuota(String appId, String provider) {
+        return "quota:" + appTag(appId) + ":" + provider;
+    }
+
+    /** Until when (ms) an app sends nothing to a provider, after the provider's 429 with Retry-After. */
+    public static String providerPause(String appId, String provider) {
+        return "paused:" + appTag(appId) + ":" + provider;
+    }
+
+    /** The token bucket of a message sent at a limited rate. */
+    public static String messageThrottle(String messageId) {
+        return "throttle:" + messageTag(messageId);
+    }
+
+    /** An app's token bucket for its API requests at the dispatcher. */
+    public static String apiRate(String appId) {
+        return "apirate:" + appTag(appId);
     }
 }

@@ -333,6 +333,48 @@ local function device_remove_stale(keys, args)
   return 1
 end
 
+-- Rate buckets: provider quotas per app, throttled messages and the per-app API limit share one
+-- token bucket, so every replica takes from the same tokens. A caller takes a whole batch's worth
+-- in one call and gets what is left. The bucket holds at most `burst` tokens and refills `refill`
+-- per window: with refill = limit - burst no window of that length lets more than `limit` through.
+-- KEYS bucket hash (tokens, at), then optionally the "paused until" string of the same tag (a
+-- provider's 429 Retry-After). ARGV now (ms), refill per window (0: unlimited, only the pause
+-- applies), window (ms), burst, tokens wanted.
+-- Returns {tokens granted, ms until the next token (0 if all were granted)}.
+local function bucket_take(keys, args)
+  local now, refill, window, burst, wanted = tonumber(args[1]), tonumber(args[2]), tonumber(args[3]),
+      tonumber(args[4]), tonumber(args[5])
+  if keys[2] then
+    local paused = tonumber(redis.call('GET', keys[2]) or '0')
+    if paused > now then return {0, paused - now} end
+  end
+  if refill <= 0 then return {wanted, 0} end
+  local rate = refill / window
+  local s = redis.call('HMGET', keys[1], 'tokens', 'at')
+  local tokens, at = tonumber(s[1]) or burst, tonumber(s[2]) or now
+  -- A replica whose clock is behind the last taker's refills nothing rather than going back.
+  if now > at then
+    tokens = math.min(burst, tokens + (now - at) * rate)
+    at = now
+  end
+  local granted = math.min(wanted, math.floor(tokens))
+  tokens = tokens - granted
+  redis.call('HSET', keys[1], 'tokens', tostring(tokens), 'at', at)
+  redis.call('PEXPIRE', keys[1], math.ceil(burst / rate) + window)
+  if granted >= wanted then return {granted, 0} end
+  return {granted, math.max(1, math.ceil((1 - (tokens - math.floor(tokens))) / rate) + (at - now))}
+end
+
+-- Pauses a bucket's taker until ARGV[1] (ms), or later if it is paused longer already.
+-- KEYS the "paused until" string. Returns the time it is paused until.
+local function bucket_pause(keys, args)
+  local current = tonumber(redis.call('GET', keys[1]) or '0')
+  local untilMs = tonumber(args[1])
+  if untilMs <= current then return current end
+  redis.call('SET', keys[1], args[1], 'PXAT', untilMs)
+  return untilMs
+end
+
 redis.register_function('outcome_record', outcome_record)
 redis.register_function('outcome_settle', outcome_settle)
 redis.register_function{function_name = 'outcome_settled', callback = outcome_settled, flags = {'no-writes'}}
@@ -353,3 +395,5 @@ redis.register_function('message_cancel', message_cancel)
 redis.register_function('message_release', message_release)
 redis.register_function('outcome_cancel', outcome_cancel)
 redis.register_function('device_remove_stale', device_remove_stale)
+redis.register_function('bucket_take', bucket_take)
+redis.register_function('bucket_pause', bucket_pause)

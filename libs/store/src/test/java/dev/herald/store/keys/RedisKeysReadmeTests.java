@@ -55,6 +55,10 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.DEVICE_REFRESHED, RedisKeys.deviceRefreshed("shop"));
         built.put(KeyPattern.DEVICE_APPS, RedisKeys.deviceApps());
         built.put(KeyPattern.TOKEN_SWEEP_LEASE, RedisKeys.tokenSweepLease());
+        built.put(KeyPattern.PROVIDER_QUOTA, RedisKeys.providerQuota("shop", "fcm"));
+        built.put(KeyPattern.PROVIDER_PAUSE, RedisKeys.providerPause("shop", "fcm"));
+        built.put(KeyPattern.MESSAGE_THROTTLE, RedisKeys.messageThrottle("m1"));
+        built.put(KeyPattern.API_RATE, RedisKeys.apiRate("shop"));
         assertThat(built).containsOnlyKeys(KeyPattern.values());
         built.forEach((pattern, key) -> assertThat(KeyPattern.of(key)).as(key).contains(pattern));
     }

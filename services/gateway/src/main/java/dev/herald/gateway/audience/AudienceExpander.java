@@ -16,6 +16,7 @@ import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -49,20 +50,38 @@ public final class AudienceExpander {
     }
 
     public Mono<Void> expand(AudienceJob job) {
+        return throttlePerMinute(job).map(Optional::of).defaultIfEmpty(Optional.empty())
+                .flatMap(perMinute -> expand(job, perMinute.orElse(null)));
+    }
+
+    /** A throttled job's rate; a spread is divided over the audience's size when expansion starts. */
+    private Mono<Long> throttlePerMinute(AudienceJob job) {
+        if (job.throttle() == null) {
+            return Mono.empty();
+        }
+        Mono<Long> size = job.topic() != null
+                ? Mono.fromFuture(() -> devices.topicSize(job.appId(), job.topic()))
+                : Mono.just((long) job.deviceIds().size());
+        return size.map(total -> job.throttle().perMinuteFor(total));
+    }
+
+    private Mono<Void> expand(AudienceJob job, Long throttlePerMinute) {
         return Mono.fromFuture(() -> progress.load(job.messageId()))
-                .expand(step -> step.finished() ? Mono.empty() : nextPageUnlessCancelled(job, step))
+                .expand(step -> step.finished() ? Mono.empty() : nextPageUnlessCancelled(job, step, throttlePerMinute))
                 .last()
                 .then(Mono.defer(() -> Mono.fromFuture(status.expansionDone(job.messageId()))));
     }
 
     /** A cancelled message's expansion ends here: what was queued so far is its audience. */
-    private Mono<Step> nextPageUnlessCancelled(AudienceJob job, Step step) {
+    private Mono<Step> nextPageUnlessCancelled(AudienceJob job, Step step, Long throttlePerMinute) {
         return Mono.fromFuture(() -> cancels.cancelled(job.messageId()))
-                .flatMap(cancelled -> cancelled ? Mono.just(new Step(ExpansionProgress.DONE, step.nextBatch())) : nextPage(job, step));
+                .flatMap(cancelled -> cancelled
+                        ? Mono.just(new Step(ExpansionProgress.DONE, step.nextBatch()))
+                        : nextPage(job, step, throttlePerMinute));
     }
 
     /** Queues one page and returns the step after it. */
-    private Mono<Step> nextPage(AudienceJob job, Step step) {
+    private Mono<Step> nextPage(AudienceJob job, Step step, Long throttlePerMinute) {
         return page(job, step.cursor())
                 .flatMap(page -> Mono.fromFuture(() -> devices.resolve(job.appId(), page.deviceIds()))
                         .flatMap(resolved -> {
@@ -72,7 +91,7 @@ public final class AudienceExpander {
                             Step next = new Step(page.last() ? ExpansionProgress.DONE : page.cursor(),
                                     step.nextBatch() + chunks.size());
                             return Flux.range(0, chunks.size())
-                                    .concatMap(i -> publish(job.batch(step.nextBatch() + i, chunks.get(i))))
+                                    .concatMap(i -> publish(job.batch(step.nextBatch() + i, chunks.get(i), throttlePerMinute)))
                                     .then(Mono.defer(() -> Mono.fromFuture(progress.advance(job.messageId(), next, targets.size()))))
                                     .thenReturn(next);
                         }));

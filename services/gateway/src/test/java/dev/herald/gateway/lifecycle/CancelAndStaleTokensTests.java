@@ -216,7 +216,8 @@ class CancelAndStaleTokensTests {
 
     @Test
     void aTargetWaitingToBeRetriedWhenTheMessageIsCancelledEndsCancelledNotSent() {
-        // Every request answered 429 with Retry-After 3 s: the target waits 3 s before its retry.
+        // Every request answered 429 with Retry-After 3 s: the app is paused and the target parked on
+        // herald.parked; while it waits there the message is cancelled.
         sandbox.faults().update(new FaultsUpdate(null, null, 1.0, 3L, null));
         String appId = newApp();
         String messageId = UUID.randomUUID().toString();
