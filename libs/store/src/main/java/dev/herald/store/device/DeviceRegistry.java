@@ -86,7 +86,8 @@ public final class DeviceRegistry {
         CompletableFuture<java.util.Set<String>> topics = redis.smembers(RedisKeys.deviceTopics(appId, deviceId)).toCompletableFuture();
         return fields.thenCombine(topics, (hash, names) -> hash.isEmpty() ? Optional.<Device>empty()
                 : Optional.of(new Device(appId, deviceId, Channel.valueOf(hash.get("channel")), hash.get("token"),
-                        new HashSet<>(names), Instant.ofEpochMilli(Long.parseLong(hash.getOrDefault("updatedAt", "0"))))));
+                        new HashSet<>(names), Instant.ofEpochMilli(Long.parseLong(hash.getOrDefault("updatedAt", "0"))),
+                        Optional.ofNullable(hash.get("timeZone")))));
     }
 
     /** One page of a topic's subscribers, starting at {@code cursor} ("0" for the first page). */
@@ -98,17 +99,36 @@ public final class DeviceRegistry {
 
     /** Targets of the given devices; unknown devices are left out. The look-ups are pipelined. */
     public CompletableFuture<List<Target>> resolve(String appId, List<String> deviceIds) {
+        return resolveZoned(appId, deviceIds).thenApply(zoned -> zoned.stream().map(ZonedTarget::target).toList());
+    }
+
+    /** A device's target and its registered time zone, if it has one. */
+    public record ZonedTarget(Target target, Optional<String> timeZone) {
+    }
+
+    /**
+     * Sets ({@code timeZone} present) or clears a registered device's IANA time zone. A separate step
+     * after {@link #register}: a registration that dies between the two keeps the device's previous zone.
+     * False when the device is not registered.
+     */
+    public CompletableFuture<Boolean> setTimeZone(String appId, String deviceId, Optional<String> timeZone) {
+        return functions.ask(Function.DEVICE_ZONE, new String[] {RedisKeys.device(appId, deviceId)}, timeZone.orElse(""));
+    }
+
+    /** Like {@link #resolve}, with each device's time zone. */
+    public CompletableFuture<List<ZonedTarget>> resolveZoned(String appId, List<String> deviceIds) {
         List<RedisFuture<List<KeyValue<String, String>>>> lookups = new ArrayList<>(deviceIds.size());
         for (String deviceId : deviceIds) {
-            lookups.add(redis.hmget(RedisKeys.device(appId, deviceId), "channel", "token"));
+            lookups.add(redis.hmget(RedisKeys.device(appId, deviceId), "channel", "token", "timeZone"));
         }
         return CompletableFuture.allOf(lookups.stream().map(RedisFuture::toCompletableFuture).toArray(CompletableFuture[]::new))
                 .thenApply(ignored -> {
-                    List<Target> targets = new ArrayList<>(deviceIds.size());
+                    List<ZonedTarget> targets = new ArrayList<>(deviceIds.size());
                     for (int i = 0; i < deviceIds.size(); i++) {
                         List<KeyValue<String, String>> values = lookups.get(i).toCompletableFuture().join();
                         if (values.get(0).hasValue() && values.get(1).hasValue()) {
-                            targets.add(new Target(Channel.valueOf(values.get(0).getValue()), values.get(1).getValue(), deviceIds.get(i)));
+                            targets.add(new ZonedTarget(new Target(Channel.valueOf(values.get(0).getValue()), values.get(1).getValue(),
+                                    deviceIds.get(i)), values.get(2).optional()));
                         }
                     }
                     return targets;

@@ -33,7 +33,9 @@ public final class RedisKeys {
         MQTT_BOX_ENTRIES("cm:boxm:{<app>/<device>}", "cm:boxm:\\{[^}/]+/[^}]+\\}"),
         MQTT_SESSION("cm:session:{<app>/<device>}", "cm:session:\\{[^}/]+/[^}]+\\}"),
         MQTT_NODE_LEASE("cm:node:<node>", "cm:node:.+"),
-        MQTT_EXPIRIES("cm:expiries", "cm:expiries");
+        MQTT_EXPIRIES("cm:expiries", "cm:expiries"),
+        SCHEDULE("schedule", "schedule"),
+        SCHEDULED_SEND("sched:{<message>}", "sched:\\{[^}]+\\}");
 
         private final String shape;
         private final Pattern pattern;
@@ -164,5 +166,15 @@ public final class RedisKeys {
         String tag = boxKey.substring(MQTT_BOX_PREFIX.length() + 1, boxKey.length() - 1);
         int slash = tag.indexOf('/');
         return new String[] {tag.substring(0, slash), tag.substring(slash + 1)};
+    }
+
+    /** Every scheduled send's due zone groups, by due time (members {@code <message>|<group>}); one key, untagged. */
+    public static String schedule() {
+        return "schedule";
+    }
+
+    /** A scheduled send's request and fired groups, beside its status in the message's slot. */
+    public static String scheduledSend(String messageId) {
+        return "sched:" + messageTag(messageId);
     }
 }

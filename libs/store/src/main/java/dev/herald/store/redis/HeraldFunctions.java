@@ -26,7 +26,8 @@ public final class HeraldFunctions {
     public enum Function {
         OUTCOME_RECORD, OUTCOME_SETTLE, OUTCOME_SETTLED, STATS_COUNT, EXPANSION_DONE, EXPANSION_ADVANCE, APP_UPDATE,
         DEVICE_REGISTER, DEVICE_REMOVE, DEVICE_TOPIC, BOX_PUT, BOX_REMOVE, BOX_READ, BOX_EARLIEST,
-        DELETE_IF_EQUAL, REPLACE_IF_EQUAL;
+        DELETE_IF_EQUAL, REPLACE_IF_EQUAL,
+        SCHEDULE_CLAIM, SCHEDULE_FIRED, DEVICE_ZONE;
 
         String registeredName() {
             return name().toLowerCase(Locale.ROOT);

@@ -1,24 +1,36 @@
 package dev.herald.store.status;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 /**
  * What became of a message, derived from its counters rather than stored as a state field, so
  * concurrent writers (dispatcher, several gateways) never overwrite each other's state.
  *
- * @param state   accepted (recorded, not yet confirmed by RabbitMQ), queued, sending (some targets
+ * @param state   scheduled (a send for later, none of its due times reached), accepted (recorded, not yet confirmed by RabbitMQ), queued, sending (some targets
  *                done), then sent (all done, at least one accepted by a provider), delivered (all done,
  *                none only sent, at least one confirmed by the device itself: MQTT PUBACK), failed (all
  *                done, none delivered, not all expired) or expired (all targets expired)
  * @param delivered targets whose device acknowledged the message (MQTT only)
  * @param total   targets known so far; final once {@code expanded}
+ * @param dueAt   due times of a scheduled send not yet fired (one per zone group of a send at a local
+ *                time); while none fired, the state is {@code scheduled}
  */
 public record MessageStatus(String id, String appId, String state, long total, long sent, long failed,
                             long expired, long delivered, boolean expanded, long tokensRemoved, Map<String, Long> failures,
-                            Instant acceptedAt, Instant queuedAt, Instant completedAt) {
+                            Instant acceptedAt, Instant queuedAt, Instant completedAt, List<Instant> dueAt) {
     public MessageStatus {
         failures = Map.copyOf(failures);
+        dueAt = List.copyOf(dueAt);
+    }
+
+    /** A message that was never scheduled. */
+    public MessageStatus(String id, String appId, String state, long total, long sent, long failed,
+                         long expired, long delivered, boolean expanded, long tokensRemoved, Map<String, Long> failures,
+                         Instant acceptedAt, Instant queuedAt, Instant completedAt) {
+        this(id, appId, state, total, sent, failed, expired, delivered, expanded, tokensRemoved, failures, acceptedAt,
+                queuedAt, completedAt, List.of());
     }
 
     public long pending() {

@@ -154,10 +154,15 @@ public final class MessageStatusStore {
             long delivered = number(fields, "delivered");
             boolean completed = fields.containsKey("completedAt");
             String state = MessageStatus.derive(fields.containsKey("queuedAt"), completed, total, sent, failed, expired, delivered);
+            List<Instant> dueAt = dueTimes(fields);
+            if (!dueAt.isEmpty() && "accepted".equals(state)) {
+                state = "scheduled";
+            }
             return Optional.of(new MessageStatus(id, fields.get("app"), state, total, sent, failed, expired, delivered,
                     "1".equals(fields.get("expanded")), number(fields, "tokensRemoved"), reasons(fields),
                     instant(fields.get("acceptedAt")), instant(fields.get("queuedAt")),
-                    fields.containsKey("completedAt") ? Instant.ofEpochMilli(Long.parseLong(fields.get("completedAt"))) : null));
+                    fields.containsKey("completedAt") ? Instant.ofEpochMilli(Long.parseLong(fields.get("completedAt"))) : null,
+                    dueAt));
         });
     }
 
@@ -184,5 +189,23 @@ public final class MessageStatusStore {
 
     private static Instant instant(String value) {
         return value == null ? null : Instant.parse(value);
+    }
+
+    /**
+     * Records a send accepted for later: its status reads {@code scheduled} with these due times
+     * (one per zone group) until the scheduler fires them (dev.herald.store.schedule.ScheduledSends).
+     * The record lives until {@code herald.status-ttl} after the last due time.
+     */
+    public CompletableFuture<Void> scheduled(String id, String appId, List<Instant> dueAt, Instant acceptedAt) {
+        Map<String, String> fields = new java.util.HashMap<>(Map.of("app", appId, "acceptedAt", acceptedAt.toString()));
+        dueAt.forEach(due -> fields.put("due:" + due.toEpochMilli(), "1"));
+        Instant keepUntil = dueAt.stream().max(Instant::compareTo).orElse(acceptedAt).plus(ttl);
+        CompletableFuture<Long> written = redis.hset(msg(id), fields).toCompletableFuture();
+        return redis.pexpireat(msg(id), keepUntil).toCompletableFuture().thenCombine(written, (expires, fieldsWritten) -> null);
+    }
+
+    private static List<Instant> dueTimes(Map<String, String> fields) {
+        return fields.keySet().stream().filter(field -> field.startsWith("due:"))
+                .map(field -> Instant.ofEpochMilli(Long.parseLong(field.substring(4)))).sorted().toList();
     }
 }

@@ -122,6 +122,14 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
         return new SendPlan(kind, priority, notification, collapseKey, ttl, List.copyOf(resolved), topic, deviceIds);
     }
 
+    /**
+     * This send addressed to targets resolved elsewhere (the scheduler's zone groups), queued as
+     * batches whatever the audience was.
+     */
+    SendPlan withTargets(List<Target> resolved) {
+        return new SendPlan(kind, priority, notification, collapseKey, ttl, List.copyOf(resolved), topic, deviceIds);
+    }
+
     /** Whether the audience is still to be expanded by the gateway (a topic, or devices not looked up here). */
     boolean needsExpansion() {
         return targets.isEmpty();
@@ -134,6 +142,11 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
 
     /** What to publish: batches of the known targets to the priority's send queue, or one audience job. */
     List<Outgoing> messages(String messageId, String appId, Instant acceptedAt, int batchSize) {
+        return messages(messageId, appId, acceptedAt, batchSize, 0);
+    }
+
+    /** As {@link #messages(String, String, Instant, int)}, the batches numbered from {@code firstBatch}. */
+    List<Outgoing> messages(String messageId, String appId, Instant acceptedAt, int batchSize, int firstBatch) {
         Instant expiresAt = acceptedAt.plus(ttl);
         if (needsExpansion()) {
             AudienceJob job = new AudienceJob(messageId, appId, priority, notification, collapseKey, acceptedAt,
@@ -142,7 +155,7 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
         }
         String queue = Queues.sendQueue(priority);
         List<Outgoing> out = new ArrayList<>();
-        for (int from = 0, number = 0; from < targets.size(); from += batchSize, number++) {
+        for (int from = 0, number = firstBatch; from < targets.size(); from += batchSize, number++) {
             PushBatch batch = new PushBatch(messageId, appId, number, priority, notification, collapseKey, acceptedAt,
                     expiresAt, targets.subList(from, Math.min(targets.size(), from + batchSize)));
             out.add(new Outgoing(Queues.EXCHANGE, queue, messageId, batch));
