@@ -50,11 +50,11 @@ public final class ScheduledSends {
     /**
      * What a scheduled message sends: its app, the request as accepted (JSON), whether it is sent at
      * a local time (each group is the audience in the zones where that time falls at the group's
-     * instant) and every group's due time, in order.
+     * instant) and every group's due time (kept in time order).
      */
     public record Payload(String appId, String request, boolean localTime, List<Long> groups) {
         public Payload {
-            groups = List.copyOf(groups);
+            groups = groups.stream().sorted().toList();
         }
     }
 

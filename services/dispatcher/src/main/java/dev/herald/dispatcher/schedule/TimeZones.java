@@ -4,14 +4,13 @@ import dev.herald.dispatcher.problem.Problems;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Optional;
 import java.util.Set;
 
 /** IANA time zone ids as devices and apps give them, and where a local time falls in a zone. */
 public final class TimeZones {
     /** Zone of devices that registered none in an app that set no default. */
-    public static final ZoneId FALLBACK = ZoneOffset.UTC;
+    public static final ZoneId FALLBACK = ZoneId.of("UTC");
     private static final Set<String> KNOWN = ZoneId.getAvailableZoneIds();
 
     private TimeZones() {
