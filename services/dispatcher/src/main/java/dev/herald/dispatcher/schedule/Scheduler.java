@@ -21,6 +21,7 @@ import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -164,14 +165,30 @@ public final class Scheduler implements SmartLifecycle {
         } else if (to.devices() != null) {
             publisher.publishZoned(await(devices.resolveZoned(payload.appId(), to.devices().stream().distinct().toList())));
         } else {
-            String cursor = "0";
+            // The next page is read from Redis while this one is published to RabbitMQ.
+            CompletableFuture<ResolvedPage> next = readPage(payload.appId(), to.topic(), "0");
+            ResolvedPage page;
             do {
-                TopicPage page = await(devices.topicPage(payload.appId(), to.topic(), cursor, properties.pageSize()));
-                publisher.publishZoned(await(devices.resolveZoned(payload.appId(), page.deviceIds())));
-                cursor = page.cursor();
-            } while (!"0".equals(cursor));
+                page = await(next);
+                if (!page.last()) {
+                    next = readPage(payload.appId(), to.topic(), page.cursor());
+                }
+                publisher.publishZoned(page.devices());
+            } while (!page.last());
         }
         return publisher.published;
+    }
+
+    /** One page of a topic with its devices looked up; {@code cursor} continues the scan ("0": done). */
+    private record ResolvedPage(List<ZonedTarget> devices, String cursor) {
+        boolean last() {
+            return "0".equals(cursor);
+        }
+    }
+
+    private CompletableFuture<ResolvedPage> readPage(String appId, String topic, String cursor) {
+        return devices.topicPage(appId, topic, cursor, properties.pageSize()).thenCompose((TopicPage page) ->
+                devices.resolveZoned(appId, page.deviceIds()).thenApply(zoned -> new ResolvedPage(zoned, page.cursor())));
     }
 
     /** Publishes one group's targets as they are read, numbering batches on from the group's first. */
