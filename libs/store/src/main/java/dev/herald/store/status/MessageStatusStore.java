@@ -194,10 +194,13 @@ public final class MessageStatusStore {
     /**
      * Records a send accepted for later: its status reads {@code scheduled} with these due times
      * (one per zone group) until the scheduler fires them (dev.herald.store.schedule.ScheduledSends).
-     * The record lives until {@code herald.status-ttl} after the last due time.
+     * {@code scheduled = 1} says nothing of it is queued yet (a cancel can end it at once); the first
+     * group that publishes removes it. The record lives until {@code herald.status-ttl} after the
+     * last due time.
      */
     public CompletableFuture<Void> scheduled(String id, String appId, List<Instant> dueAt, Instant acceptedAt) {
-        Map<String, String> fields = new java.util.HashMap<>(Map.of("app", appId, "acceptedAt", acceptedAt.toString()));
+        Map<String, String> fields = new java.util.HashMap<>(Map.of("app", appId, "acceptedAt", acceptedAt.toString(),
+                "scheduled", "1"));
         dueAt.forEach(due -> fields.put("due:" + due.toEpochMilli(), "1"));
         Instant keepUntil = dueAt.stream().max(Instant::compareTo).orElse(acceptedAt).plus(ttl);
         CompletableFuture<Long> written = redis.hset(msg(id), fields).toCompletableFuture();

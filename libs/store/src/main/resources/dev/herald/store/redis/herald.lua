@@ -285,18 +285,23 @@ local function schedule_claim(keys, args)
   return due
 end
 
--- One zone group of a scheduled message was published. KEYS msg:{id}, sched:{id}. ARGV group,
--- targets published ('' when the immediate send path recorded its own total), queuedAt (ISO),
--- now (ms). The group's target count is added to the total once, however often a retried claim
--- fires it; the last group marks a local-time audience expanded (its total final) and drops the
--- payload. Returns 1, or 0 when the group had already fired or the status is gone.
+-- One zone group of a scheduled message was published (or skipped, with 0 targets, because the
+-- message was cancelled). KEYS msg:{id}, sched:{id}. ARGV group, targets published ('' when the
+-- immediate send path recorded its own total), queuedAt (ISO), now (ms). The group's target count
+-- is added to the total once, however often a retried claim fires it; the message is no longer
+-- only scheduled (field scheduled, which a cancel reads); the last group marks a local-time
+-- audience expanded (its total final) and drops the payload. Returns 1, or 0 when the group had
+-- already fired or the status is gone.
 local function schedule_fired(keys, args)
   local msg, sched, group = keys[1], keys[2], args[1]
   if redis.call('HDEL', msg, 'due:' .. group) == 0 then return 0 end
   if args[2] ~= '' and redis.call('HSETNX', sched, 'fired:' .. group, args[2]) == 1 then
     redis.call('HINCRBY', msg, 'total', tonumber(args[2]))
   end
-  redis.call('HSETNX', msg, 'queuedAt', args[3])
+  if args[2] ~= '0' then
+    redis.call('HDEL', msg, 'scheduled')
+    redis.call('HSETNX', msg, 'queuedAt', args[3])
+  end
   for _, field in ipairs(redis.call('HKEYS', msg)) do
     if string.sub(field, 1, 4) == 'due:' then return 1 end
   end

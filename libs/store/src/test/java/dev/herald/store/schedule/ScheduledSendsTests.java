@@ -4,6 +4,7 @@ import static dev.herald.store.TestRedis.join;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.store.TestRedis;
+import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.schedule.ScheduledSends.Due;
 import dev.herald.store.schedule.ScheduledSends.Payload;
 import dev.herald.store.status.MessageStatus;
@@ -62,6 +63,7 @@ class ScheduledSendsTests {
         Instant second = T0.plusSeconds(3600);
         schedule("m2", true, second, first);
 
+        assertThat(redis.sync().hget(RedisKeys.message("m2"), "scheduled")).as("nothing queued yet").isEqualTo("1");
         MessageStatus scheduled = join(status.find("m2")).orElseThrow();
         assertThat(scheduled.state()).isEqualTo("scheduled");
         assertThat(scheduled.dueAt()).containsExactly(first, second);
@@ -69,6 +71,7 @@ class ScheduledSendsTests {
 
         assertThat(join(sends.fired(new Due("m2", first.toEpochMilli()), Optional.of(3), first))).isTrue();
         assertThat(join(sends.fired(new Due("m2", first.toEpochMilli()), Optional.of(3), first))).as("fired again").isFalse();
+        assertThat(redis.sync().hget(RedisKeys.message("m2"), "scheduled")).isNull();
         MessageStatus half = join(status.find("m2")).orElseThrow();
         assertThat(half.state()).isEqualTo("queued");
         assertThat(half.dueAt()).containsExactly(second);

@@ -21,6 +21,7 @@ import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -39,12 +40,15 @@ import tools.jackson.databind.json.JsonMapper;
  * before RabbitMQ confirmed it would lose the send. Under a lease it publishes first and removes
  * after, so dying anywhere leaves the entry to fire again when the lease ends; what that second
  * firing publishes again is recognised downstream (see {@link ScheduledSends}). A cancelled message
- * (status {@code cancelled}) is skipped and leaves the schedule.
+ * (status {@code cancelled} or {@code cancelling}) is skipped: its groups leave the schedule marked
+ * fired with no targets.
  */
 public final class Scheduler implements SmartLifecycle {
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
     /** Batch numbers reserved per zone group, so two groups of a message never share a number. */
     static final int BATCHES_PER_GROUP = 1_000_000;
+    /** States of a message cancelled before a group fired (cancelling: some of it is still being sent). */
+    private static final Set<String> CANCELLED = Set.of("cancelled", "cancelling");
 
     private final ScheduledSends sends;
     private final MessageStatusStore status;
@@ -124,7 +128,9 @@ public final class Scheduler implements SmartLifecycle {
             skip(due, found.isPresent() && !found.get().dueAt().contains(due.dueAt()) ? "fired" : "gone");
             return;
         }
-        if ("cancelled".equals(found.get().state())) {
+        if (CANCELLED.contains(found.get().state())) {
+            // Marked fired with no targets, so a local-time send still completes with its last group.
+            await(sends.fired(due, Optional.of(0), clock.instant()));
             skip(due, "cancelled");
             return;
         }
