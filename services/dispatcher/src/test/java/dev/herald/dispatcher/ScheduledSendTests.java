@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.contract.Queues;
 import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.schedule.ScheduledSends;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -147,6 +148,36 @@ class ScheduledSendTests {
             JsonNode topicStatus = api.get("/v1/apps/" + app.id() + "/messages/" + ids.getLast(), app.key()).json();
             assertThat(topicStatus.at("/targets/total").asInt()).isEqualTo(4);
             assertThat(topicStatus.at("/targets/expanded").asBoolean()).as("zones further west are still due").isFalse();
+        }
+    }
+
+    @Test
+    void aGroupClaimedByAReplicaThatDiedBeforePublishingFiresWhenItsLeaseEnds() {
+        MovableClock clock = new MovableClock(Instant.parse("2030-02-01T00:00:00Z"));
+        Instant due = Instant.parse("2030-02-01T00:01:00Z");
+        Duration lease = Duration.ofHours(2);
+        try (TestDispatcher dispatcher = TestDispatcher.start(clock, LocalRedis.get(), LocalRabbit.get(),
+                "--herald.dispatcher.schedule.poll-interval=1h", "--herald.dispatcher.schedule.lease=" + lease.toHours() + "h")) {
+            DispatcherIntegrationTest.TestApp app = dispatcher.createApp();
+            Api.Response accepted = dispatcher.api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), Map.of(
+                    "to", Map.of("tokens", List.of(Map.of("channel", "fcm", "token", "fcm-lease"))), "title", "Once",
+                    "sendAt", due.toString()));
+            assertThat(accepted.status()).as(accepted.toString()).isEqualTo(202);
+            String id = accepted.json().get("id").asString();
+
+            clock.set(due);
+            // Another replica claims the group, then dies without publishing it.
+            List<ScheduledSends.Due> lost = dispatcher.bean(ScheduledSends.class).claim(due, lease, 100).join();
+            assertThat(lost).extracting(ScheduledSends.Due::messageId).contains(id);
+            dispatcher.scheduler().tick();
+            assertThat(dispatcher.messagesOf(Queues.SEND_NORMAL, List.of(id))).as("while the lease holds").isEmpty();
+
+            clock.set(due.plus(lease));
+            dispatcher.scheduler().tick();
+            assertThat(dispatcher.messagesOf(Queues.SEND_NORMAL, List.of(id))).singleElement()
+                    .satisfies(batch -> assertThat(batch.at("/targets/0/token").asString()).isEqualTo("fcm-lease"));
+            dispatcher.scheduler().tick();
+            assertThat(dispatcher.messagesOf(Queues.SEND_NORMAL, List.of(id))).isEmpty();
         }
     }
 
