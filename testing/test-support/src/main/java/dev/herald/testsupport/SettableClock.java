@@ -18,6 +18,10 @@ public final class SettableClock extends Clock {
         this.now = new AtomicReference<>(start);
     }
 
+    public void set(Instant instant) {
+        now.set(instant);
+    }
+
     public void advance(Duration by) {
         now.accumulateAndGet(Instant.EPOCH.plus(by), (current, step) -> current.plusMillis(step.toEpochMilli()));
     }

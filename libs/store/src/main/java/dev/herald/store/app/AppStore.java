@@ -131,4 +131,18 @@ public final class AppStore {
     private String keyValue(ApiKeys.Issued issued) {
         return issued.sha256() + "|" + clock.instant();
     }
+
+    /**
+     * Sets ({@code timeZone} present) or clears the app's default IANA time zone: the zone of its
+     * devices that registered none, for sends at a local time (UTC when unset). False if the app is unknown.
+     */
+    public CompletableFuture<Boolean> setTimeZone(String appId, Optional<String> timeZone) {
+        return timeZone.map(zone -> change(appId, Map.of("timeZone", zone), List.of()))
+                .orElseGet(() -> change(appId, Map.of(), List.of("timeZone")));
+    }
+
+    /** The app's default time zone, if one was set. */
+    public CompletableFuture<Optional<String>> timeZone(String appId) {
+        return redis.hget(key(appId), "timeZone").toCompletableFuture().thenApply(Optional::ofNullable);
+    }
 }

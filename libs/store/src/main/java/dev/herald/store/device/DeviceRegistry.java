@@ -109,7 +109,7 @@ public final class DeviceRegistry {
     private Device device(String appId, String deviceId, Map<String, String> hash, java.util.Set<String> names) {
         long updatedAt = Long.parseLong(hash.getOrDefault("updatedAt", "0"));
         return new Device(appId, deviceId, Channel.valueOf(hash.get("channel")), hash.get("token"), new HashSet<>(names),
-                Instant.ofEpochMilli(updatedAt), updatedAt < staleBefore());
+                Instant.ofEpochMilli(updatedAt), updatedAt < staleBefore(), Optional.ofNullable(hash.get("timeZone")));
     }
 
     /** How many devices a topic has now (what a send spread over minutes divides by). */
@@ -125,45 +125,78 @@ public final class DeviceRegistry {
     }
 
     /**
-     * An audience's targets, and how many of its devices were left out as stale.
-     *
-     * @param stale devices found but left out because their token is stale
+     * Sets ({@code timeZone} present) or clears a registered device's IANA time zone. A separate step
+     * after {@link #register}: a registration that dies between the two keeps the device's previous zone.
+     * False when the device is not registered.
      */
-    public record Resolved(List<Target> targets, int stale) {
+    public CompletableFuture<Boolean> setTimeZone(String appId, String deviceId, Optional<String> timeZone) {
+        return functions.ask(Function.DEVICE_ZONE, new String[] {RedisKeys.device(appId, deviceId)}, timeZone.orElse(""));
+    }
+
+    /** A device's target and its registered time zone, if it has one. */
+    public record ZonedTarget(Target target, Optional<String> timeZone) {
+    }
+
+    /**
+     * An audience's devices looked up: those to send to, and those left out because their token is
+     * stale (each with its time zone, so a send at a local time can take its zone's share of both).
+     */
+    public record Resolved(List<ZonedTarget> devices, List<ZonedTarget> staleDevices) {
         public Resolved {
-            targets = List.copyOf(targets);
+            devices = List.copyOf(devices);
+            staleDevices = List.copyOf(staleDevices);
+        }
+
+        public List<Target> targets() {
+            return devices.stream().map(ZonedTarget::target).toList();
+        }
+
+        /** Devices found but left out because their token is stale. */
+        public int stale() {
+            return staleDevices.size();
         }
     }
 
     /**
-     * Targets of the given devices; unknown and stale devices are left out (the stale ones counted in
-     * the app's statistics). The look-ups are pipelined.
+     * Targets of the given devices for a fan-out; unknown and stale devices are left out, the stale
+     * ones counted in the app's statistics. The look-ups are pipelined.
      */
     public CompletableFuture<Resolved> resolve(String appId, List<String> deviceIds) {
+        return lookUp(appId, deviceIds).thenCompose(resolved -> countStaleSkipped(appId, resolved.stale()).thenApply(counted -> resolved));
+    }
+
+    /**
+     * Like {@link #resolve}, counting nothing: for a caller that takes only part of the audience (one
+     * zone group of a send at a local time) and counts its part with {@link #countStaleSkipped}, or
+     * that only reads the devices' zones.
+     */
+    public CompletableFuture<Resolved> lookUp(String appId, List<String> deviceIds) {
         List<RedisFuture<List<KeyValue<String, String>>>> lookups = new ArrayList<>(deviceIds.size());
         for (String deviceId : deviceIds) {
-            lookups.add(redis.hmget(RedisKeys.device(appId, deviceId), "channel", "token", "updatedAt"));
+            lookups.add(redis.hmget(RedisKeys.device(appId, deviceId), "channel", "token", "updatedAt", "timeZone"));
         }
         long staleBefore = staleBefore();
         return CompletableFuture.allOf(lookups.stream().map(RedisFuture::toCompletableFuture).toArray(CompletableFuture[]::new))
-                .thenCompose(ignored -> {
-                    List<Target> targets = new ArrayList<>(deviceIds.size());
-                    int stale = 0;
+                .thenApply(ignored -> {
+                    List<ZonedTarget> devices = new ArrayList<>(deviceIds.size());
+                    List<ZonedTarget> stale = new ArrayList<>();
                     for (int i = 0; i < deviceIds.size(); i++) {
                         List<KeyValue<String, String>> values = lookups.get(i).toCompletableFuture().join();
                         if (!values.get(0).hasValue() || !values.get(1).hasValue()) {
                             continue;
                         }
-                        if (values.get(2).hasValue() && Long.parseLong(values.get(2).getValue()) < staleBefore) {
-                            stale++;
-                        } else {
-                            targets.add(new Target(Channel.valueOf(values.get(0).getValue()), values.get(1).getValue(), deviceIds.get(i)));
-                        }
+                        ZonedTarget device = new ZonedTarget(new Target(Channel.valueOf(values.get(0).getValue()),
+                                values.get(1).getValue(), deviceIds.get(i)), values.get(3).optional());
+                        boolean isStale = values.get(2).hasValue() && Long.parseLong(values.get(2).getValue()) < staleBefore;
+                        (isStale ? stale : devices).add(device);
                     }
-                    Resolved resolved = new Resolved(targets, stale);
-                    return stale == 0 ? CompletableFuture.completedFuture(resolved)
-                            : redis.hincrby(RedisKeys.appStats(appId), "staleSkipped", stale).toCompletableFuture()
-                                    .thenApply(counted -> resolved);
+                    return new Resolved(devices, stale);
                 });
+    }
+
+    /** Counts audience members left out of a fan-out because their token was stale ({@code staleSkipped}). */
+    public CompletableFuture<Void> countStaleSkipped(String appId, int stale) {
+        return stale == 0 ? CompletableFuture.completedFuture(null)
+                : redis.hincrby(RedisKeys.appStats(appId), "staleSkipped", stale).toCompletableFuture().thenApply(counted -> null);
     }
 }

@@ -40,7 +40,9 @@ public final class RedisKeys {
         PROVIDER_QUOTA("quota:{<app>}:<provider>", "quota:\\{[^}]+\\}:[a-z]+"),
         PROVIDER_PAUSE("paused:{<app>}:<provider>", "paused:\\{[^}]+\\}:[a-z]+"),
         MESSAGE_THROTTLE("throttle:{<message>}", "throttle:\\{[^}]+\\}"),
-        API_RATE("apirate:{<app>}", "apirate:\\{[^}]+\\}");
+        API_RATE("apirate:{<app>}", "apirate:\\{[^}]+\\}"),
+        SCHEDULE("schedule", "schedule"),
+        SCHEDULED_SEND("sched:{<message>}", "sched:\\{[^}]+\\}");
 
         private final String shape;
         private final Pattern pattern;
@@ -206,5 +208,15 @@ public final class RedisKeys {
     /** An app's token bucket for its API requests at the dispatcher. */
     public static String apiRate(String appId) {
         return "apirate:" + appTag(appId);
+    }
+
+    /** Every scheduled send's due zone groups, by due time (members {@code <message>|<group>}); one key, untagged. */
+    public static String schedule() {
+        return "schedule";
+    }
+
+    /** A scheduled send's request and fired groups, beside its status in the message's slot. */
+    public static String scheduledSend(String messageId) {
+        return "sched:" + messageTag(messageId);
     }
 }

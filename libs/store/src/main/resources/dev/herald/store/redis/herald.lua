@@ -375,6 +375,59 @@ local function bucket_pause(keys, args)
   return untilMs
 end
 
+-- Scheduled sends (dev.herald.store.schedule.ScheduledSends). The schedule is one sorted set
+-- (member '<message>|<group>', score the due time in ms, group being the due time of that zone
+-- group); a message's payload lives in sched:{id}, its pending due times as 'due:<group>' fields
+-- of msg:{id}, the status readers see.
+
+-- Claims up to ARGV[3] entries due at ARGV[1] (ms) by moving each to ARGV[2], the end of the
+-- claimer's lease: no other replica sees it until then, and if the claimer dies before it removes
+-- the entry, the entry is due again when the lease ends. KEYS schedule. Returns
+-- {member, due ms, ...}.
+local function schedule_claim(keys, args)
+  local due = redis.call('ZRANGE', keys[1], '-inf', args[1], 'BYSCORE', 'LIMIT', 0, tonumber(args[3]), 'WITHSCORES')
+  for i = 1, #due, 2 do
+    redis.call('ZADD', keys[1], 'XX', args[2], due[i])
+  end
+  return due
+end
+
+-- One zone group of a scheduled message was published (or skipped, with 0 targets, because the
+-- message was cancelled). KEYS msg:{id}, sched:{id}. ARGV group, targets published ('' when the
+-- immediate send path recorded its own total), queuedAt (ISO), now (ms). The group's target count
+-- is added to the total once, however often a retried claim fires it; the message is no longer
+-- only scheduled (field scheduled, which a cancel reads); the last group marks a local-time
+-- audience expanded (its total final) and drops the payload. Returns 1, or 0 when the group had
+-- already fired or the status is gone.
+local function schedule_fired(keys, args)
+  local msg, sched, group = keys[1], keys[2], args[1]
+  if redis.call('HDEL', msg, 'due:' .. group) == 0 then return 0 end
+  if args[2] ~= '' and redis.call('HSETNX', sched, 'fired:' .. group, args[2]) == 1 then
+    redis.call('HINCRBY', msg, 'total', tonumber(args[2]))
+  end
+  if args[2] ~= '0' then
+    redis.call('HDEL', msg, 'scheduled')
+    redis.call('HSETNX', msg, 'queuedAt', args[3])
+  end
+  for _, field in ipairs(redis.call('HKEYS', msg)) do
+    if string.sub(field, 1, 4) == 'due:' then return 1 end
+  end
+  if args[2] ~= '' then
+    redis.call('HSET', msg, 'expanded', '1')
+    complete_if_done(msg, args[4])
+  end
+  redis.call('DEL', sched)
+  return 1
+end
+
+-- A device's IANA time zone (for sends at a local time), set or ('' ) removed. KEYS dev:{app}:<id>.
+-- Returns 0 if the device is unknown.
+local function device_zone(keys, args)
+  if redis.call('EXISTS', keys[1]) == 0 then return 0 end
+  if args[1] == '' then redis.call('HDEL', keys[1], 'timeZone') else redis.call('HSET', keys[1], 'timeZone', args[1]) end
+  return 1
+end
+
 redis.register_function('outcome_record', outcome_record)
 redis.register_function('outcome_settle', outcome_settle)
 redis.register_function{function_name = 'outcome_settled', callback = outcome_settled, flags = {'no-writes'}}
@@ -397,3 +450,6 @@ redis.register_function('outcome_cancel', outcome_cancel)
 redis.register_function('device_remove_stale', device_remove_stale)
 redis.register_function('bucket_take', bucket_take)
 redis.register_function('bucket_pause', bucket_pause)
+redis.register_function('schedule_claim', schedule_claim)
+redis.register_function('schedule_fired', schedule_fired)
+redis.register_function('device_zone', device_zone)

@@ -59,6 +59,8 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.PROVIDER_PAUSE, RedisKeys.providerPause("shop", "fcm"));
         built.put(KeyPattern.MESSAGE_THROTTLE, RedisKeys.messageThrottle("m1"));
         built.put(KeyPattern.API_RATE, RedisKeys.apiRate("shop"));
+        built.put(KeyPattern.SCHEDULE, RedisKeys.schedule());
+        built.put(KeyPattern.SCHEDULED_SEND, RedisKeys.scheduledSend("m1"));
         assertThat(built).containsOnlyKeys(KeyPattern.values());
         built.forEach((pattern, key) -> assertThat(KeyPattern.of(key)).as(key).contains(pattern));
     }
@@ -71,7 +73,8 @@ class RedisKeysReadmeTests {
 
     @Test
     void theKeysOfOneMessageOneDeviceBoxAndOneAppRegistryShareAHashTag() {
-        assertThat(tag(RedisKeys.message("m1"))).isEqualTo(tag(RedisKeys.messageDone("m1"))).isEqualTo(tag(RedisKeys.expansion("m1")));
+        assertThat(tag(RedisKeys.message("m1"))).isEqualTo(tag(RedisKeys.messageDone("m1"))).isEqualTo(tag(RedisKeys.expansion("m1")))
+                .isEqualTo(tag(RedisKeys.scheduledSend("m1")));
         assertThat(tag(RedisKeys.mqttBox("a", "d"))).isEqualTo(tag(RedisKeys.mqttBoxEntries("a", "d")))
                 .isEqualTo(tag(RedisKeys.mqttSession("a", "d")));
         assertThat(tag(RedisKeys.device("a", "d"))).isEqualTo(tag(RedisKeys.deviceTopics("a", "d")))

@@ -140,6 +140,16 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
         return new SendPlan(kind, priority, notification, collapseKey, ttl, List.copyOf(resolved), topic, deviceIds, throttle);
     }
 
+    /**
+     * This send addressed to targets resolved elsewhere (one page of the scheduler's zone group),
+     * queued as batches whatever the audience was. A spread throttle is turned into the rate that
+     * spreads the whole audience ({@code audienceSize}), not this page, over its minutes.
+     */
+    SendPlan withTargets(List<Target> resolved, long audienceSize) {
+        Throttle rate = throttle == null ? null : new Throttle(throttle.perMinuteFor(audienceSize), null);
+        return new SendPlan(kind, priority, notification, collapseKey, ttl, List.copyOf(resolved), topic, deviceIds, rate);
+    }
+
     /** Whether the audience is still to be expanded by the gateway (a topic, or devices not looked up here). */
     boolean needsExpansion() {
         return targets.isEmpty();
@@ -152,6 +162,11 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
 
     /** What to publish: batches of the known targets to the priority's send queue, or one audience job. */
     List<Outgoing> messages(String messageId, String appId, Instant acceptedAt, int batchSize) {
+        return messages(messageId, appId, acceptedAt, batchSize, 0);
+    }
+
+    /** As {@link #messages(String, String, Instant, int)}, the batches numbered from {@code firstBatch}. */
+    List<Outgoing> messages(String messageId, String appId, Instant acceptedAt, int batchSize, int firstBatch) {
         Instant expiresAt = acceptedAt.plus(ttl);
         if (needsExpansion()) {
             AudienceJob job = new AudienceJob(messageId, appId, priority, notification, collapseKey, acceptedAt,
@@ -161,7 +176,7 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
         String queue = Queues.sendQueue(priority);
         List<Outgoing> out = new ArrayList<>();
         Long perMinute = throttle == null ? null : throttle.perMinuteFor(targets.size());
-        for (int from = 0, number = 0; from < targets.size(); from += batchSize, number++) {
+        for (int from = 0, number = firstBatch; from < targets.size(); from += batchSize, number++) {
             PushBatch batch = new PushBatch(messageId, appId, number, priority, notification, collapseKey, acceptedAt,
                     expiresAt, targets.subList(from, Math.min(targets.size(), from + batchSize)), perMinute);
             out.add(new Outgoing(Queues.EXCHANGE, queue, messageId, batch));

@@ -11,6 +11,7 @@ import dev.herald.store.status.AppStats;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -27,16 +28,18 @@ public class StatusController {
      * @param targets    counts; {@code total} grows while a topic or device audience is expanded
      *                   ({@code targets.expanded} false) and is final afterwards
      * @param cancelledAt when the message was cancelled (absent if it was not)
+     * @param dueAt      due times of a scheduled send not yet fired (absent when none)
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record MessageView(String id, String state, Targets targets, Map<String, Long> failures, long tokensRemoved,
-                              Instant acceptedAt, Instant queuedAt, Instant completedAt, Instant cancelledAt) {
+                              Instant acceptedAt, Instant queuedAt, Instant completedAt, Instant cancelledAt,
+                              List<Instant> dueAt) {
         public static MessageView of(MessageStatus status) {
             return new MessageView(status.id(), status.state(),
                     new Targets(status.total(), status.sent(), status.delivered(), status.failed(), status.expired(), status.pending(),
                             status.expanded(), status.cancelled()),
                     status.failures(), status.tokensRemoved(), status.acceptedAt(), status.queuedAt(), status.completedAt(),
-                    status.cancelledAt());
+                    status.cancelledAt(), status.dueAt().isEmpty() ? null : status.dueAt());
         }
     }
 
