@@ -41,9 +41,9 @@ def test_deployments_run_their_default_replicas(installed):
 # The CRs exist, i.e. the API server accepted them against the operators' CRD schemas.
 CUSTOM_RESOURCES = {
     "rabbitmqclusters.rabbitmq.com": 1,
-    "queues.rabbitmq.com": 4,
-    "exchanges.rabbitmq.com": 2,
-    "bindings.rabbitmq.com": 4,
+    "queues.rabbitmq.com": 5,  # 3 work queues, herald.dead, herald.parked
+    "exchanges.rabbitmq.com": 3,  # herald.push, herald.dead, herald.park
+    "bindings.rabbitmq.com": 5,
     "policies.rabbitmq.com": 1,
     "users.rabbitmq.com": 1,
     "permissions.rabbitmq.com": 1,
