@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The KEDA autoscaling scenario (tests/autoscaling, pytest): the real KEDA operator and metrics
-# adapter against the test control plane (scripts/k8s/testbed.sh), the gateway chart with KEDA
-# enabled, real RabbitMQ, Redis, dispatcher, provider sandbox and one gateway process per replica.
+# The KEDA autoscaling scenario with host processes (tests/autoscaling/test_keda_processes.py, pytest):
+# the real KEDA operator and metrics adapter against a test control plane of its own
+# (scripts/k8s/testbed.sh), the gateway chart with KEDA enabled, real RabbitMQ, Redis, dispatcher,
+# provider sandbox and one gateway process per replica. Its successor on real pods,
+# tests/autoscaling/test_keda_scaling.py, runs on the shared cluster (scripts/k8s/test-cluster.sh).
 # The timeline (CSV + PNG), a summary and every log land in target/autoscaling/.
 #
 # Cold: builds KEDA (about 9 min on 2 cores) and the control plane if the charts' testbed has not
@@ -38,8 +40,8 @@ bash "${HERALD_ROOT}/scripts/k8s/testbed.sh" build
 epmd_was_running=false
 if epmd_running; then epmd_was_running=true; fi
 rc=0
-log "KEDA autoscaling scenario (pytest tests/autoscaling)"
-(cd "$TESTS" && "$PY" -m pytest -q -p no:cacheprovider -s "$@") || rc=$?
+log "KEDA autoscaling scenario (pytest tests/autoscaling/test_keda_processes.py)"
+(cd "$TESTS" && "$PY" -m pytest -q -p no:cacheprovider -s test_keda_processes.py "$@") || rc=$?
 # The scenario's RabbitMQ started an Erlang port mapper if none ran: stop it once idle.
 if [[ "$epmd_was_running" == false ]] && epmd_idle; then
   epmd -kill >/dev/null 2>&1 || true
