@@ -16,13 +16,10 @@ set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
-COREDNS_VERSION=1.15.0
-
 ((EUID == 0)) || die "the shared test cluster needs root (containerd, network namespaces, iptables)"
 started=$SECONDS
-log "tools: testbed build (kube binaries, kwok, helm, CRDs; cached), CoreDNS ${COREDNS_VERSION}"
+log "tools: testbed build (kube binaries, kwok, helm, CoreDNS, CRDs; cached)"
 bash "${HERALD_ROOT}/scripts/k8s/testbed.sh" build
-bash "${HERALD_ROOT}/scripts/k8s/testbed.sh" tool coredns "github.com/coredns/coredns@v${COREDNS_VERSION}" >/dev/null
 log "images: pause, busybox (scripts/k8s/images.sh; cached)"
 for kind in pause busybox; do
   bash "${HERALD_ROOT}/scripts/k8s/images.sh" "$kind" >/dev/null
