@@ -107,6 +107,8 @@ def helm_values() -> dict:
             "messagesPerReplica": VALUE,
             "queues": QUEUES,
             "authSecret": RABBIT_SECRET,
+            # Were the queues unreadable, hold the maximum (the chart's 4 is above it).
+            "fallback": {"failureThreshold": 3, "replicas": MAX_REPLICAS},
             "behavior": {
                 "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
                             "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15},
