@@ -254,9 +254,10 @@ def execute(scenario: Scenario, herald: Herald) -> dict:
     stopped = [{"pod": p.name, "exit_code": p.exit_code, "told_to_stop_at_s": round(p.stopping - t0, 1),
                 "gone_after_s": round(p.gone - p.stopping, 1) if p.gone else None}
                for p in watch.stopped_since(t0)]
+    # The pods the scale-up made (the one at the minimum was there before the backlog).
     started_pods = [{"pod": p.name, "seen_at_s": round(p.seen - t0, 1),
                      "ready_after_s": round(p.ready - p.seen, 1) if p.ready else None}
-                    for p in watch.pods.values() if p.seen > t0]
+                    for p in watch.pods.values() if p.seen - t0 > marks[0][0]]
     write_csv(samples, out / "timeline.csv")
     plot(samples, out / "timeline.png", VALUE, MIN_REPLICAS, MAX_REPLICAS,
          f"KEDA rabbitmq trigger (http, QueueLength, value {VALUE}) on real gateway pods: {BACKLOG} sends, "
