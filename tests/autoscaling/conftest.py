@@ -43,7 +43,7 @@ def keda(node, tmp_path_factory):
     aggregation layer reaches it without a network namespace), the operator in a mount namespace
     whose resolv.conf names the cluster's DNS, so it reads the management API at the in-cluster
     Service name push-platform's Secret holds."""
-    from cluster import Keda, cluster_dns_prefix
+    from keda import Keda, cluster_dns_prefix
     from realnode import NODE_IP
 
     work = tmp_path_factory.mktemp("keda")

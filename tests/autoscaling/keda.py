@@ -1,53 +1,20 @@
-"""KEDA's operator and metrics adapter as host processes against a test control plane, and where they
-run: the adapter at a non-loopback address the API server reaches (the real node's bridge address in
-the shared cluster; a network namespace of its own for the old scenario on a control plane of its
-own), the operator where in-cluster names resolve (cluster_dns_prefix) when the cluster has DNS. The
-aggregation layer's certificates and flags are tests/aggregationlayer.py's."""
+"""KEDA's operator and metrics adapter as host processes against the shared test cluster, and where they
+run: the adapter at a non-loopback address the API server reaches (the real node's bridge address),
+the operator where in-cluster names resolve (cluster_dns_prefix). The aggregation layer's
+certificates and flags are tests/aggregationlayer.py's."""
 
 from __future__ import annotations
 
 import base64
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from herald_load.processes import ChildProcess, free_port, port_open, wait_until
-from aggregationlayer import front_proxy_flags, make_ca, make_cert
-from testbed import Kube, run
+from aggregationlayer import make_ca, make_cert
+from testbed import Kube
 
 
-# ------------------------------------------------------------------ network namespace
-
-@dataclass
-class NetNs:
-    """A namespace of its own with a veth pair: host side `host_ip`, namespace side `ns_ip`."""
-
-    root: Path
-    name: str
-    host_ip: str = ""
-    ns_ip: str = ""
-
-    def up(self) -> "NetNs":
-        line = run(["bash", str(self.root / "scripts/k8s/netns.sh"), "up", self.name]).strip().splitlines()[-1]
-        fields = dict(part.split("=", 1) for part in line.split())
-        self.host_ip, self.ns_ip = fields["HOST_IP"], fields["NS_IP"]
-        return self
-
-    def down(self) -> None:
-        subprocess.run(["bash", str(self.root / "scripts/k8s/netns.sh"), "down", self.name], capture_output=True)
-
-    def exec_prefix(self) -> list[str]:
-        return ["ip", "netns", "exec", self.name]
-
-
-# ------------------------------------------------------------------ control plane
-
-def aggregation_settings(bind_address: str, front_proxy: Path, hpa_sync_period: str) -> dict[str, str]:
-    """The testbed's settings for a control plane whose aggregation layer reaches KEDA's metrics
-    adapter (the front proxy's certificates made in `front_proxy`)."""
-    return {"HERALD_K8S_BIND_ADDRESS": bind_address, "HERALD_K8S_HPA_SYNC_PERIOD": hpa_sync_period,
-            "HERALD_K8S_APISERVER_ARGS": " ".join(front_proxy_flags(front_proxy))}
-
+# ------------------------------------------------------------------ where KEDA runs
 
 def cluster_dns_prefix(directory: Path, nameserver: str) -> list[str]:
     """A command prefix that runs a host process in a mount namespace of its own whose
@@ -68,8 +35,8 @@ class Keda:
     """KEDA's operator and its metrics adapter, host processes, registered as the
     v1beta1.external.metrics.k8s.io APIService through a Service whose Endpoints are the adapter's
     address `adapter_ip` (not loopback: the API server refuses such Endpoints). The operator serves
-    the adapter its metrics over gRPC at `metrics_service_ip`; each runs behind its command prefix
-    (a network namespace, a mount namespace with the cluster's DNS). stop() takes the APIService
+    the adapter its metrics over gRPC at `metrics_service_ip`; the operator runs behind
+    `operator_prefix` (a mount namespace with the cluster's DNS). stop() takes the APIService
     away again, so a cluster that outlives the scenario serves API discovery without it."""
 
     bin: Path
@@ -77,7 +44,6 @@ class Keda:
     kube: Kube
     adapter_ip: str
     metrics_service_ip: str
-    adapter_prefix: list[str] = field(default_factory=list)
     operator_prefix: list[str] = field(default_factory=list)
     operator: ChildProcess | None = None
     adapter: ChildProcess | None = None
@@ -110,7 +76,7 @@ class Keda:
 
         kubeconfig = str(self.kube.kubeconfig)
         self.adapter = ChildProcess("keda-adapter", [
-            *self.adapter_prefix, str(self.bin / "keda-adapter"),
+            str(self.bin / "keda-adapter"),
             f"--secure-port={adapter_port}", f"--bind-address={self.adapter_ip}",
             f"--cert-dir={certs}", f"--tls-cert-file={certs / 'tls.crt'}", f"--tls-private-key-file={certs / 'tls.key'}",
             f"--lister-kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
