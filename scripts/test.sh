@@ -4,9 +4,9 @@
 #   2. Python tests of locust/, if it is a package (locust/pyproject.toml), with
 #      pytest in a venv under ~/.cache/herald/venv;
 #   3. the Java build and all its tests: mvn -B verify at the repository root;
-#   4. the KEDA autoscaling scenario (scripts/k8s/test-keda.sh, pytest in tests/autoscaling);
-#   5. one test cluster (kwok nodes and a real node: containerd, kubelet, kube-proxy) shared by the
-#      chart tests and the real-node tests (scripts/k8s/test-cluster.sh, tests/charts, tests/node).
+#   4. one test cluster (kwok nodes and a real node: containerd, kubelet, kube-proxy) shared by the
+#      chart tests, the real-node tests and KEDA scaling real gateway pods (scripts/k8s/test-cluster.sh,
+#      tests/charts, tests/node, tests/autoscaling).
 #
 # Usage: scripts/test.sh [extra Maven arguments, e.g. -pl :gateway -am]
 #
@@ -84,17 +84,13 @@ if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
 fi
 
 
-# KEDA autoscaling on a real control plane (docs/autoscaling.md); uses the jars mvn verify built.
-log "KEDA autoscaling scenario: scripts/k8s/test-keda.sh"
-bash "${HERALD_ROOT}/scripts/k8s/test-keda.sh" || failed+=("KEDA autoscaling scenario (tests/autoscaling)")
-
 # One cluster with kwok nodes and a real node (containerd, kubelet, kube-proxy, CoreDNS) for the chart
-# tests and the real-node tests; last: a teardown that left iptables chains behind cannot break the
-# suites before it. After Maven: the chart tests read what Maven's tests leave (contract classes,
+# tests, the real-node tests and KEDA scaling real pods (docs/autoscaling.md); last: a teardown that
+# left iptables chains behind cannot break the suites before it. After Maven: the chart tests read what Maven's tests leave (contract classes,
 # metric scrapes).
 log "Kubernetes: the shared test cluster (scripts/k8s/test-cluster.sh)"
 bash "${HERALD_ROOT}/scripts/k8s/test-cluster.sh" ||
-  failed+=("cluster tests (tests/charts, tests/node; scripts/k8s/test-cluster.sh)")
+  failed+=("cluster tests (tests/charts, tests/node, tests/autoscaling; scripts/k8s/test-cluster.sh)")
 
 if ((${#failed[@]})); then
   printf 'FAILED: %s\n' "${failed[@]}" >&2

@@ -5,7 +5,9 @@ it only if it tolerates REAL_NODE_TAINT and selects REAL_NODE_LABEL (the charts'
 do); the kwok nodes take the rest.
 
 The API server binds the node's address (NODE_IP, on the bridge the node makes first), so pods reach
-it through the kubernetes Service, with the CA the controller-manager publishes.
+it through the kubernetes Service, with the CA the controller-manager publishes. Its aggregation layer
+is on (tests/aggregationlayer.py), so KEDA's metrics adapter serves the external metrics API, and the
+HPA controller syncs every HPA_SYNC_PERIOD (tests/autoscaling watches it follow a queue).
 
     python tests/sharedcluster.py run DIR [--images=KIND,...] -- COMMAND...   brings the cluster up in
         DIR with the images of scripts/k8s/images.sh KINDs on its node (default busybox), runs each
@@ -28,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
+from aggregationlayer import front_proxy_flags  # noqa: E402
 from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES  # noqa: E402
 from realnode import NODE_IP, REAL_NODE_LABEL, Node  # noqa: E402
 from testbed import ControlPlane, Kube, run, use_tools  # noqa: E402
@@ -37,6 +40,7 @@ NODE_NAME = "herald-node"
 REAL_NODE_TAINT = f"{REAL_NODE_LABEL}=true:NoSchedule"
 KWOK_NODES = 3  # the chart tests spread replicas over three zones
 ENV = "HERALD_TEST_CLUSTER"
+HPA_SYNC_PERIOD = "2s"  # kube-controller-manager's default 15s would hide how KEDA's HPA follows a queue
 
 
 def built_images(kind: str) -> dict[str, Path]:
@@ -94,8 +98,10 @@ class SharedCluster:
                          taints=[REAL_NODE_TAINT])
         self.control_plane = ControlPlane(ROOT, self.directory / "control-plane", {
             "HERALD_K8S_BIND_ADDRESS": NODE_IP, "HERALD_K8S_NODES": str(KWOK_NODES),
+            "HERALD_K8S_HPA_SYNC_PERIOD": HPA_SYNC_PERIOD,
             # kubectl logs/exec: the API server reaches the kubelet at the node's InternalIP.
-            "HERALD_K8S_APISERVER_ARGS": "--kubelet-preferred-address-types=InternalIP"})
+            "HERALD_K8S_APISERVER_ARGS": " ".join(["--kubelet-preferred-address-types=InternalIP",
+                                                   *front_proxy_flags(self.directory / "front-proxy")])})
         self.node.network_up()
         kube = self.control_plane.up()
         self.node.kube = kube

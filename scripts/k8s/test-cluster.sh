@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Every cluster suite on ONE test cluster (tests/sharedcluster.py): a control plane with three kwok
 # nodes and a real node (containerd, runc, CNI, kubelet, kube-proxy, CoreDNS), brought up once and
-# shared by the chart tests (tests/charts: kwok nodes) and the real-node tests (tests/node), then torn
-# down with a check that nothing is left. After it, the node tests that need the machine to themselves
+# shared by the chart tests (tests/charts: kwok nodes), the real-node tests (tests/node) and KEDA
+# scaling real pods (tests/autoscaling: KEDA as host processes), then torn down with a check that
+# nothing is left. After it, the node tests that need the machine to themselves
 # run on a node of their own: the teardown check can fail, and a second node starts clean.
 #
-# Here, in bash: the tools (scripts/k8s/testbed.sh build, CoreDNS), the images (scripts/k8s/images.sh;
+# Here, in bash: the tools (scripts/k8s/testbed.sh build, CoreDNS, KEDA), the images (scripts/k8s/images.sh;
 # all cached) and the suites' venv. The suites alone, without the shared cluster:
 # scripts/k8s/test-charts.sh (no root needed) and scripts/k8s/test-node.sh.
 #
@@ -20,6 +21,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 started=$SECONDS
 log "tools: testbed build (kube binaries, kwok, helm, CoreDNS, CRDs; cached)"
 bash "${HERALD_ROOT}/scripts/k8s/testbed.sh" build
+log "tools: KEDA's operator and metrics adapter (scripts/k8s/keda-build.sh; cached)"
+bash "${HERALD_ROOT}/scripts/k8s/keda-build.sh" >/dev/null
 # Built before the cluster starts, so the first suite's timings hold no image builds: the node's
 # own (pause, busybox for test pods, RabbitMQ and its operators) and Herald's (Redis, the services:
 # Jib over the jars Maven built).
@@ -33,10 +36,11 @@ log "tools and images ready after $((SECONDS - started)) s"
 work="$(mktemp -d /tmp/herald-cluster.XXXXXX)"
 pytest=("$PY" -m pytest -v -s -p no:cacheprovider --rootdir "$HERALD_ROOT")
 rc=0
-log "the shared cluster in ${work}: chart tests, then real-node tests"
+log "the shared cluster in ${work}: chart tests, real-node tests, KEDA on real pods"
 (cd "$HERALD_ROOT" && "$PY" tests/sharedcluster.py run "$work" \
   -- "${pytest[@]}" tests/charts \
-  -- "${pytest[@]}" tests/node) || rc=$?
+  -- "${pytest[@]}" tests/node \
+  -- "${pytest[@]}" tests/autoscaling) || rc=$?
 log "the shared cluster's suites took $((SECONDS - started)) s"
 log "the teardown check can fail, and a second node on this machine starts clean (on a node of its own)"
 (cd "$HERALD_ROOT" && "${pytest[@]}" tests/node/test_leftovers.py tests/node/test_teardown.py) || rc=1

@@ -1,19 +1,24 @@
-"""KEDA scales the gateway by the depth of its RabbitMQ queue, on a real control plane.
+"""KEDA scales the real gateway Deployment by the depth of its RabbitMQ queues, on the real node.
 
-One run of the scenario (module fixture `run`), several properties checked on its timeline:
-  - the real KEDA operator and metrics adapter (built from the Go module), the adapter in a network
-    namespace of its own so the API server's aggregation layer reaches it at a non-loopback address;
-  - the gateway chart installed with KEDA enabled (ScaledObject + TriggerAuthentication, trigger
-    protocol http against the management API of a real RabbitMQ on this machine);
-  - one real gateway process per replica of the Deployment (reconciler.py), consuming from the
-    queue and delivering to the provider sandbox while KEDA scales them up and down;
-  - a backlog sent through the real dispatcher API: replicas rise with depth / value up to the
-    maximum, and return to the minimum after the (shortened) stabilisation window once it drains.
-The timeline (one sample a second) is written as CSV and PNG to the output folder (printed).
+One run of the scenario (module fixture `outcome`) on the run's shared cluster (tests/sharedcluster.py),
+several properties checked on its timeline:
+  - Herald installed on the real node (the `platform` fixture, tests/heraldnode.py): RabbitMQ made by
+    its operators, Redis, the provider sandbox, dispatcher and gateway pods from the charts;
+  - the real KEDA operator and metrics adapter (conftest `keda`), the operator reading the management
+    API at the in-cluster name push-platform's connection Secret holds;
+  - the gateway release upgraded with KEDA enabled (ScaledObject + TriggerAuthentication, the chart's
+    trigger over the work queues) and this scenario's shortened scaling settings; the kubelet starts
+    and stops its pods as the HPA moves the Deployment;
+  - a backlog sent through the dispatcher's Service: replicas rise with depth / value up to the
+    maximum, and return to the minimum after the (shortened) stabilisation window once it drains;
+    every send is `sent`, and the sandbox saw each token once.
+The timeline (one sample a second) is written as CSV and PNG to the output folder (printed). At the end
+the gateway release goes back to its node values (the ScaledObject removed while KEDA still runs).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -25,55 +30,59 @@ from pathlib import Path
 
 import pytest
 
-from cluster import Keda, NetNs, aggregation_settings, make_ca, make_cert
-from herald_load.local import LocalPlatform
+from heraldnode import Herald
 from herald_load.processes import wait_until
 from herald_load.provisioning import Provisioner
-from herald_load.servers import RabbitMQ, http_json
-from reconciler import GatewayReconciler
-from testbed import ControlPlane, Kube, run
+from herald_load.servers import http_json
+from pods import PodWatch
+from sharedcluster import attach
 from timeline import Recorder, Sample, plot, write_csv
+
+pytestmark = pytest.mark.skipif(attach() is None, reason="runs on the shared test cluster (HERALD_TEST_CLUSTER)")
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("HERALD_KEDA_OUT", ROOT / "target" / "autoscaling"))
 
-NAMESPACE = "herald"
-RELEASE = "herald-gateway"          # the chart's fullname is then the release name
+RELEASE, CHART = "herald-gateway", "gateway"    # the chart's fullname is the release name
+GATEWAY_PODS = f"app.kubernetes.io/instance={RELEASE}"
+HPA = f"keda-hpa-{RELEASE}"                      # the name the chart gives KEDA's HPA
+DISPATCHER, SANDBOX, RABBITMQ = ("herald-dispatcher", 8080), ("herald-provider-sandbox", 9090), ("herald-rabbitmq", 15672)
+RABBIT_SECRET = "herald-rabbitmq-connection"     # push-platform's; the chart's keda.authSecret default
 QUEUE = "herald.send.normal"        # where single-token normal-priority sends go
 QUEUES = ["herald.send.high", "herald.send.normal", "herald.audience"]  # what the trigger sums
-RABBIT_SECRET = "herald-rabbitmq-connection"
 
-# The scenario's scaling settings (passed to the chart as values).
+# The scenario's scaling settings (passed to the chart as values). Three replicas at most: with
+# RabbitMQ, Redis, the sandbox, dispatcher and connection-manager they fit two cores' requests.
 MIN_REPLICAS = 1
-MAX_REPLICAS = 4
+MAX_REPLICAS = 3
 # Target messages (ready + unacked) per replica: above what one replica holds (2 x 50), and large
 # enough that the scale-down starts while there is work left: RabbitMQ's counts lag up to 5 s and
-# the window adds 5 s, in which 4 replicas deliver about 300.
+# the window adds 5 s, in which 3 replicas deliver about 240.
 VALUE = 200
-POLLING_INTERVAL = 1        # s, KEDA's poll of RabbitMQ (default 30)
+POLLING_INTERVAL = 1        # s, KEDA's poll of RabbitMQ (default 15)
 SCALE_DOWN_WINDOW = 5       # s, HPA scale-down stabilisation (chart default 300)
 SCALE_DOWN_PERIOD = 5       # s, period of the "at most half the pods" scale-down policy (chart default 60)
-HPA_SYNC_PERIOD = "1s"      # kube-controller-manager's HPA loop (default 15s)
 
-# The gateways are slowed down on purpose so that the backlog lasts long enough to watch:
-# the sandbox answers after LATENCY_MS and each replica has MAX_IN_FLIGHT requests out, so a
-# replica drains about MAX_IN_FLIGHT * 1000 / LATENCY_MS messages (single-target sends) a second.
+# The gateways are slowed down on purpose so that the backlog lasts long enough to watch: the sandbox
+# answers after LATENCY_MS and each replica has MAX_IN_FLIGHT requests out, so a replica drains about
+# MAX_IN_FLIGHT * 1000 / LATENCY_MS messages (single-target sends) a second.
 LATENCY_MS = 500
-# Heaps as the scenario has always run with; the gateways JIT-compile with C1 only, so that a
-# replica a scale-up adds is ready sooner.
-JVM_OPTIONS = ("-Xmx512m",)
-GATEWAY_JVM_OPTIONS = ("-Xmx384m", "-XX:TieredStopAtLevel=1")
 MAX_IN_FLIGHT = 4
 PREFETCH = 50               # per consumer: a replica holds up to 2 * PREFETCH unacked batches
 CONSUMERS = 2
-BACKLOG = 1200              # single-target sends
+BACKLOG = 1500              # single-target sends
+# Small pods: requests so that MAX_REPLICAS fit beside everything else; the heap as the node values.
+RESOURCES = {"requests": {"cpu": "100m", "memory": "320Mi"}, "limits": {"memory": "512Mi"}}
 
 # A depth that asks for the maximum, clear of the HPA's 10 % tolerance.
 HIGH = int(VALUE * (MAX_REPLICAS - 1) * 1.1)
 
 # Lag allowed between the queue changing and the HPA's desired replicas following: KEDA's poll,
-# RabbitMQ's queue counts (refreshed about every 5 s), the HPA's sync period, plus a loaded 2-core machine.
-LAG = 12
+# RabbitMQ's queue counts (refreshed about every 5 s), the HPA's sync period (2 s in the shared
+# cluster), plus a loaded 2-core machine.
+LAG = 14
+# A new pod's JVM starting on the busy node, until Ready.
+POD_START = 120
 
 
 def clamp_replicas(depth: float) -> int:
@@ -87,7 +96,8 @@ def quantity(text: str) -> float:
 
 
 def helm_values() -> dict:
-    """Values for the gateway chart: KEDA on, with this scenario's (shortened) scaling settings."""
+    """Values on top of the gateway's node values: KEDA on, with this scenario's (shortened) scaling
+    settings, as charts/gateway/ci/keda-values.yaml turns it on."""
     return {
         "keda": {
             "enabled": True,
@@ -97,6 +107,8 @@ def helm_values() -> dict:
             "messagesPerReplica": VALUE,
             "queues": QUEUES,
             "authSecret": RABBIT_SECRET,
+            # Were the queues unreadable, hold the maximum (the chart's 4 is above it).
+            "fallback": {"failureThreshold": 3, "replicas": MAX_REPLICAS},
             "behavior": {
                 "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
                             "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15},
@@ -107,32 +119,17 @@ def helm_values() -> dict:
                               "policies": [{"type": "Percent", "value": 50, "periodSeconds": SCALE_DOWN_PERIOD}]},
             },
         },
-        # The gateways' settings, as the pods would get them (the reconciler gives the host processes
-        # the ConfigMap the chart renders from these).
         "config": {
             "HERALD_GATEWAY_MAX_IN_FLIGHT": str(MAX_IN_FLIGHT),
             "HERALD_GATEWAY_PREFETCH": str(PREFETCH),
             "HERALD_GATEWAY_CONSUMERS_NORMAL": str(CONSUMERS),
         },
+        "resources": RESOURCES,
     }
 
 
-def secrets(platform: LocalPlatform) -> list[dict]:
-    """What charts/push-platform would create: KEDA's TriggerAuthentication reads the first."""
-    def secret(name: str, data: dict[str, str]) -> dict:
-        return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NAMESPACE},
-                "type": "Opaque", "stringData": data}
-
-    return [
-        secret(RABBIT_SECRET, {"host": "127.0.0.1", "port": str(platform.rabbit.port), "username": RabbitMQ.USER,
-                               "password": RabbitMQ.PASSWORD, "management-uri": platform.rabbit.management_url}),
-        secret("herald-redis", {"redis-uri": platform.redis.uri}),
-        secret("herald-app", {"crypto-key": platform.crypto_key}),
-    ]
-
-
 class Scenario:
-    """Everything the run started, torn down in reverse order."""
+    """Everything the run changed, put back in reverse order."""
 
     def __init__(self, out: Path):
         self.out = out
@@ -145,160 +142,165 @@ class Scenario:
         for action in reversed(self.teardown):
             try:
                 action()
-            except Exception as error:  # noqa: BLE001 - go on tearing down the rest
+            except Exception as error:  # noqa: BLE001 - go on putting back the rest
                 print(f"teardown: {error}")
 
 
+class Management:
+    """RabbitMQ's management API at its Service's ClusterIP (the host reaches it through kube-proxy),
+    with the credentials of push-platform's connection Secret (the user KEDA reads with)."""
+
+    def __init__(self, herald: Herald):
+        self.url = herald.service_url(*RABBITMQ)
+        credentials = f"{herald.secret_value(RABBIT_SECRET, 'username')}:{herald.secret_value(RABBIT_SECRET, 'password')}"
+        self.headers = {"Authorization": "Basic " + base64.b64encode(credentials.encode()).decode()}
+
+    def queue(self, name: str) -> dict:
+        status, body = http_json("GET", f"{self.url}/api/queues/%2F/{name}", headers=self.headers, timeout=5)
+        if status != 200:
+            raise RuntimeError(f"queue {name}: HTTP {status} {body}")
+        return body
+
+
 @pytest.fixture(scope="module")
-def outcome():
+def outcome(platform, keda):
     shutil.rmtree(OUT, ignore_errors=True)
-    (OUT / "logs").mkdir(parents=True, exist_ok=True)
+    OUT.mkdir(parents=True, exist_ok=True)
     scenario = Scenario(OUT)
     try:
-        yield execute(scenario)
+        yield execute(scenario, platform)
     finally:
         scenario.close()
 
 
-def execute(scenario: Scenario) -> dict:
-    out = scenario.out
-    started = time.monotonic()
-    keda_bin = Path(run(["bash", str(ROOT / "scripts/k8s/keda-build.sh")]).strip().splitlines()[-1])
+def execute(scenario: Scenario, herald: Herald) -> dict:
+    out, kube, started = scenario.out, herald.kube, time.monotonic()
+    dispatcher, sandbox, rabbit = herald.service_url(*DISPATCHER), herald.service_url(*SANDBOX), Management(herald)
 
-    netns = NetNs(ROOT, f"herald-keda-{os.getpid()}").up()
-    scenario.later(netns.down)
+    faults = http_json("GET", f"{sandbox}/sandbox/faults")[1]
+    assert http_json("PUT", f"{sandbox}/sandbox/faults", {"latencyMs": LATENCY_MS})[0] == 200
+    scenario.later(lambda: http_json("PUT", f"{sandbox}/sandbox/faults", {"latencyMs": faults["latencyMs"]}))
+    app = Provisioner(dispatcher, herald.admin_token, sandbox).create_app(name="Autoscaling scenario")
 
-    front_proxy = out / "front-proxy"
-    make_ca(front_proxy, "front-proxy-ca")
-    make_cert(front_proxy, "front-proxy-ca", "front-proxy-client", "front-proxy-client", "clientAuth")
-    testbed = ControlPlane(ROOT, out / "cluster", aggregation_settings(netns.host_ip, front_proxy, HPA_SYNC_PERIOD))
-    scenario.later(testbed.down)
-    kube = testbed.up()
-
-    keda = Keda(keda_bin, out, kube, netns)
-    scenario.later(keda.stop)
-    keda.start()
-
-    platform = LocalPlatform(out, sandbox_latency_ms=LATENCY_MS, jvm_options=JVM_OPTIONS, root=ROOT)
-    scenario.later(platform.close)
-    platform.start_infrastructure()
-    platform.start_dispatchers(1)
-    rabbit, sandbox = platform.rabbit, platform.sandbox
-    app_key = create_app(platform)
-    setup_seconds = time.monotonic() - started
-
-    values = out / "values.json"
+    values = out / "keda-values.json"
     values.write_text(json.dumps(helm_values(), indent=2))
-    kube.kubectl("create", "namespace", NAMESPACE)
-    kube.apply(secrets(platform))
-    # A copy of the charts: `helm dependency build` (the library chart) writes into the chart folder.
-    charts = out / "charts"
-    shutil.copytree(ROOT / "charts", charts)
-    run(["helm", "dependency", "build", str(charts / "gateway")])
-    kube.helm("install", RELEASE, str(charts / "gateway"), "--namespace", NAMESPACE, "-f", str(values),
-              "--wait", "--timeout", "120s")
-    hpa = wait_until(lambda: find_hpa(kube), 60, "the HPA that KEDA creates")
-    metric_path = external_metric_path(hpa)
+    # Back to the node values at the end: the ScaledObject goes while KEDA's operator still runs to
+    # remove its finalizer (the `keda` fixture stops after this module).
+    scenario.later(lambda: herald.helm_install(RELEASE, CHART))
+    herald.helm_install(RELEASE, CHART, "-f", str(values))
+    wait_until(lambda: kube.get(f"/apis/autoscaling/v2/namespaces/{herald.namespace}/horizontalpodautoscalers/{HPA}"),
+               60, "the HPA that KEDA creates")
+    metric_path = external_metric_path(kube.get(
+        f"/apis/autoscaling/v2/namespaces/{herald.namespace}/horizontalpodautoscalers/{HPA}"), herald.namespace)
 
     def deployment() -> dict:
-        return kube.get(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/{RELEASE}")
+        return kube.get(f"/apis/apps/v1/namespaces/{herald.namespace}/deployments/{RELEASE}")["status"]
 
-    wait_until(lambda: deployment()["status"].get("replicas") == MIN_REPLICAS, 60, "gateway at its minimum replicas")
+    def gateway_pods() -> list[dict]:
+        return kube.get(f"/api/v1/namespaces/{herald.namespace}/pods?"
+                        + urllib.parse.urlencode({"labelSelector": GATEWAY_PODS}))["items"]
 
-    reconciler = GatewayReconciler(
-        replicas_wanted=lambda: deployment()["status"].get("replicas", 0),
-        command=lambda port: platform.gateway_command(port, jvm_options=GATEWAY_JVM_OPTIONS),
-        env={**release_config(kube), **platform.service_env()}, logs=out / "logs").start()
-    scenario.later(reconciler.stop)
+    def settled_at_min() -> bool:
+        pods = gateway_pods()
+        return (deployment().get("readyReplicas") == MIN_REPLICAS and len(pods) == MIN_REPLICAS
+                and not any(p["metadata"].get("deletionTimestamp") for p in pods))
+
+    # The upgrade rolled the pods (new config): wait until only the new one is left.
+    wait_until(settled_at_min, POD_START, "the gateway at its minimum replicas, Ready")
+    delivered_before = sandbox_accepted(sandbox)
+    setup_seconds = time.monotonic() - started
+
+    watch = PodWatch(kube, herald.namespace, GATEWAY_PODS).start()
+    scenario.later(watch.stop)
 
     def probe(t: float) -> Sample:
         queues = [rabbit.queue(name) for name in QUEUES]
-        status = (kube.get(f"/apis/autoscaling/v2/namespaces/{NAMESPACE}/horizontalpodautoscalers/{hpa['metadata']['name']}")
+        status = (kube.get(f"/apis/autoscaling/v2/namespaces/{herald.namespace}/horizontalpodautoscalers/{HPA}")
                   or {}).get("status", {})
         metric = kube.get(metric_path)["items"]
+        replicas = deployment()
         return Sample(t=t, ready=sum(q.get("messages_ready", 0) for q in queues),
                       unacked=sum(q.get("messages_unacknowledged", 0) for q in queues),
                       depth=sum(q.get("messages", 0) for q in queues),
                       external_metric=quantity(metric[0]["value"]) if metric else float("nan"),
                       desired=status.get("desiredReplicas", 0), current=status.get("currentReplicas", 0),
-                      deployment=deployment()["status"].get("replicas", 0), processes=reconciler.processes(),
-                      delivered=sandbox.stats().get("accepted", 0))
+                      deployment=replicas.get("replicas", 0), ready_pods=replicas.get("readyReplicas", 0),
+                      delivered=sandbox_accepted(sandbox) - delivered_before)
 
     recorder = Recorder(probe).start()
     scenario.later(recorder.stop)
-    wait_until(lambda: any(r.proc.alive() and gateway_ready(r.proc) for r in list(reconciler.running)), 180,
-               "the first gateway replica ready")
+    wait_until(lambda: len(recorder.samples) >= 3, 30, "the first samples")
     marks = [(recorder.now(), "backlog sent")]
-    ids = publish_backlog(platform, app_key)
+    tokens = [f"{app.app}-{i}" for i in range(BACKLOG)]
+    ids = publish_backlog(dispatcher, app.app, app.api_key, tokens)
     marks.append((recorder.now(), f"{BACKLOG} accepted (202)"))
 
     def drained() -> bool:
-        accepted = sandbox.stats().get("accepted", 0)
-        return accepted >= BACKLOG and rabbit.queue(QUEUE).get("messages", 1) == 0
+        return sandbox_accepted(sandbox) - delivered_before >= BACKLOG and rabbit.queue(QUEUE).get("messages", 1) == 0
 
     wait_until(drained, 600, "the backlog drained", interval=1)
     marks.append((recorder.now(), "queue empty"))
-    wait_until(lambda: deployment()["status"].get("replicas") == MIN_REPLICAS and reconciler.processes() == MIN_REPLICAS,
-               SCALE_DOWN_WINDOW + 120, "gateway back at its minimum replicas", interval=1)
+    wait_until(settled_at_min, SCALE_DOWN_WINDOW + LAG + POD_START, "gateway back at its minimum replicas", interval=1)
     marks.append((recorder.now(), "back at min"))
     # A few seconds at the minimum, to show it stays there.
     end = recorder.now() + 5
     wait_until(lambda: recorder.now() >= end, 30, "the last samples")
     recorder.stop()
+    watch.stop()
 
-    statuses = message_statuses(platform, app_key, ids)
-    sandbox_counts = token_counts(platform, BACKLOG)
-    reconciler.stop()
-
-    samples = recorder.samples
+    statuses = message_statuses(dispatcher, app.app, app.api_key, ids)
+    sandbox_counts = token_counts(sandbox, tokens)
+    samples, t0 = recorder.samples, recorder.t0
+    stopped = [{"pod": p.name, "exit_code": p.exit_code, "told_to_stop_at_s": round(p.stopping - t0, 1),
+                "gone_after_s": round(p.gone - p.stopping, 1) if p.gone else None}
+               for p in watch.stopped_since(t0)]
+    # The pods the scale-up made (the one at the minimum was there before the backlog).
+    started_pods = [{"pod": p.name, "seen_at_s": round(p.seen - t0, 1),
+                     "ready_after_s": round(p.ready - p.seen, 1) if p.ready else None}
+                    for p in watch.pods.values() if p.seen - t0 > marks[0][0]]
     write_csv(samples, out / "timeline.csv")
     plot(samples, out / "timeline.png", VALUE, MIN_REPLICAS, MAX_REPLICAS,
-         f"KEDA rabbitmq trigger (http, QueueLength, value {VALUE}) on {QUEUE}: {BACKLOG} sends, "
+         f"KEDA rabbitmq trigger (http, QueueLength, value {VALUE}) on real gateway pods: {BACKLOG} sends, "
          f"replicas {MIN_REPLICAS}..{MAX_REPLICAS}, scale-down window {SCALE_DOWN_WINDOW} s", marks,
-         [at - recorder.t0 for at, what, _ in reconciler.events if what == "sigterm"])
-    result = {
-        "samples": samples, "marks": marks, "statuses": statuses, "sandbox": sandbox_counts,
-        "replicas": [{"name": r.name, "exit_status": r.exit_status,
-                      "stopped_after_sigterm_s": (r.stopped - r.stopping_since) if r.stopped and r.stopping_since else None}
-                     for r in reconciler.finished],
-        "reconciler_events": [(at - recorder.t0, what, name) for at, what, name in reconciler.events], "reconciler_errors": reconciler.errors,
-        "recorder_errors": recorder.errors, "setup_seconds": round(setup_seconds, 1),
-    }
+         [s["told_to_stop_at_s"] for s in stopped])
+    result = {"samples": samples, "marks": marks, "statuses": statuses, "sandbox": sandbox_counts,
+              "stopped_pods": stopped, "started_pods": started_pods, "watch_errors": watch.errors,
+              "recorder_errors": recorder.errors, "setup_seconds": round(setup_seconds, 1)}
     summary = {k: v for k, v in result.items() if k not in ("samples", "statuses")}
     summary["figures"] = figures(samples, marks)
     summary["figures"]["scale_downs"] = [
-        {"at_s": round(at, 1), "gateway": name,
+        {"at_s": s["told_to_stop_at_s"], "pod": s["pod"],
          # (repeated sends count in the sandbox's deliveries, so this can go below 0 at the end)
-         "backlog_minus_sandbox_deliveries": BACKLOG - max((s for s in samples if s.t <= at), key=lambda s: s.t).delivered}
-        for at, what, name in result["reconciler_events"] if what == "sigterm"]
+         "backlog_minus_sandbox_deliveries": outstanding_at(samples, s["told_to_stop_at_s"])} for s in stopped]
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    print(f"\nKEDA scenario output: {out} (timeline.csv, timeline.png, summary.json, logs/)")
+    print(f"\nKEDA scenario output: {out} (timeline.csv, timeline.png, summary.json)")
     print(json.dumps(summary["figures"], indent=2))
     return result
 
 
 # ------------------------------------------------------------------ helpers of the run
 
-def create_app(platform: LocalPlatform) -> str:
-    provisioner = Provisioner(platform.dispatcher_urls[0], platform.admin_token, platform.sandbox_url)
-    return provisioner.create_app("scale", name="Autoscaling scenario").api_key
+def sandbox_accepted(sandbox: str) -> int:
+    return int(http_json("GET", f"{sandbox}/sandbox/stats")[1].get("accepted", 0))
 
 
-def publish_backlog(platform: LocalPlatform, key: str) -> list[str]:
-    def send(i: int) -> str:
-        status, body = platform.dispatcher_api("POST", "/v1/apps/scale/messages",
-                                    {"to": {"tokens": [{"channel": "fcm", "token": f"scale-{i}"}]},
-                                     "title": "Backlog", "body": f"message {i}", "priority": "normal"}, token=key)
-        assert status == 202, f"send {i}: {status} {body}"
+def publish_backlog(dispatcher: str, app: str, key: str, tokens: list[str]) -> list[str]:
+    def send(token: str) -> str:
+        status, body = http_json("POST", f"{dispatcher}/v1/apps/{app}/messages",
+                                 {"to": {"tokens": [{"channel": "fcm", "token": token}]},
+                                  "title": "Backlog", "body": f"to {token}", "priority": "normal"},
+                                 {"Authorization": f"Bearer {key}"}, timeout=30)
+        assert status == 202, f"send to {token}: {status} {body}"
         return body["id"]
 
     with ThreadPoolExecutor(16) as pool:
-        return list(pool.map(send, range(BACKLOG)))
+        return list(pool.map(send, tokens))
 
 
-def message_statuses(platform: LocalPlatform, key: str, ids: list[str]) -> list[dict]:
+def message_statuses(dispatcher: str, app: str, key: str, ids: list[str]) -> list[dict]:
     def get(message_id: str) -> dict:
-        return platform.dispatcher_api("GET", f"/v1/apps/scale/messages/{message_id}", token=key)[1]
+        return http_json("GET", f"{dispatcher}/v1/apps/{app}/messages/{message_id}",
+                         headers={"Authorization": f"Bearer {key}"}, timeout=30)[1]
 
     def all_done() -> list[dict] | None:
         with ThreadPoolExecutor(8) as pool:
@@ -312,58 +314,45 @@ def message_statuses(platform: LocalPlatform, key: str, ids: list[str]) -> list[
             return list(pool.map(get, ids))
 
 
-def token_counts(platform: LocalPlatform, n: int) -> dict[str, int]:
-    def received(i: int) -> int:
-        body = platform.sandbox.api("GET", f"/sandbox/received?token=scale-{i}")[1]
+def token_counts(sandbox: str, tokens: list[str]) -> dict[str, int]:
+    def received(token: str) -> int:
+        body = http_json("GET", f"{sandbox}/sandbox/received?token={urllib.parse.quote(token)}")[1]
         return int(body.get("fcm", 0))
 
     with ThreadPoolExecutor(8) as pool:
-        counts = list(pool.map(received, range(n)))
-    return {"tokens": n, "received_once": counts.count(1), "missing": counts.count(0),
+        counts = list(pool.map(received, tokens))
+    return {"tokens": len(tokens), "received_once": counts.count(1), "missing": counts.count(0),
             "duplicated": sum(1 for c in counts if c > 1), "accepted": sum(counts)}
 
 
-def gateway_ready(proc) -> bool:
-    return http_json("GET", f"http://127.0.0.1:{proc.port}/actuator/health/readiness", timeout=2)[0] == 200
-
-
-def release_config(kube: Kube) -> dict[str, str]:
-    """The environment the chart gives the gateway pods (its ConfigMap, by the Deployment's envFrom)."""
-    deployment = kube.get(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/{RELEASE}")
-    env: dict[str, str] = {}
-    for source in deployment["spec"]["template"]["spec"]["containers"][0].get("envFrom", []):
-        if "configMapRef" in source:
-            name = source["configMapRef"]["name"]
-            env.update(kube.get(f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}").get("data", {}))
-    assert env.get("HERALD_GATEWAY_PREFETCH") == str(PREFETCH), f"the release's gateway config: {env}"
-    return env
-
-
-def find_hpa(kube: Kube) -> dict | None:
-    items = kube.get(f"/apis/autoscaling/v2/namespaces/{NAMESPACE}/horizontalpodautoscalers")["items"]
-    return next((h for h in items if h["metadata"]["name"].startswith("keda-hpa-")), None)
-
-
-def external_metric_path(hpa: dict) -> str:
+def external_metric_path(hpa: dict, namespace: str) -> str:
     """The external metrics API path of the HPA's metric (the trigger's sum over the queues)."""
     for metric in hpa["spec"]["metrics"]:
         ident = metric.get("external", {}).get("metric", {})
         if ident.get("name", "").startswith("s0-rabbitmq"):
             selector = ",".join(f"{k}={v}" for k, v in ident.get("selector", {}).get("matchLabels", {}).items())
-            return (f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{NAMESPACE}/{ident['name']}"
+            return (f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{namespace}/{ident['name']}"
                     f"?labelSelector={urllib.parse.quote(selector)}")
     raise AssertionError(f"no rabbitmq external metric in the HPA: {hpa['spec']['metrics']}")
+
+
+def outstanding_at(samples: list[Sample], at: float) -> int:
+    """Sends not yet delivered at the sandbox at `at` (its count is exact, where RabbitMQ's queue
+    counts lag by a few seconds)."""
+    before = [s for s in samples if s.t <= at]
+    return BACKLOG - (max(before, key=lambda s: s.t).delivered if before else 0)
 
 
 def figures(samples: list[Sample], marks: list[tuple[float, str]]) -> dict:
     sent_at = marks[0][0]
     at_max = next((s.t for s in samples if s.t >= sent_at and s.current == MAX_REPLICAS), None)
+    all_ready = next((s.t for s in samples if s.t >= sent_at and s.ready_pods == MAX_REPLICAS), None)
     peak = max(samples, key=lambda s: s.depth)
     empty_at = next((s.t for s in samples if s.t > peak.t and s.depth == 0), None)
     back_at = next((s.t for s in samples if empty_at is not None and s.t >= empty_at and s.current == MIN_REPLICAS), None)
     # Per-replica delivery rate while every replica consumes with a full buffer (all of them hold
     # their consumers' prefetch): deliveries at the sandbox per second, divided by the replicas.
-    full = [s for s in samples if s.processes == MAX_REPLICAS
+    full = [s for s in samples if s.ready_pods == MAX_REPLICAS
             and s.unacked >= 0.9 * MAX_REPLICAS * CONSUMERS * PREFETCH]
     rate = None
     if len(full) >= 2 and full[-1].t > full[0].t:
@@ -372,6 +361,7 @@ def figures(samples: list[Sample], marks: list[tuple[float, str]]) -> dict:
         "samples": len(samples), "peak_depth": peak.depth, "peak_at_s": peak.t,
         "backlog_sent_at_s": round(sent_at, 1),
         "max_replicas_reached_after_s": round(at_max - sent_at, 1) if at_max is not None else None,
+        "max_replicas_ready_after_s": round(all_ready - sent_at, 1) if all_ready is not None else None,
         "queue_empty_at_s": empty_at,
         "back_to_min_after_empty_s": round(back_at - empty_at, 1) if back_at is not None else None,
         "drain_rate_per_replica_at_max_msgs_per_s": rate,
@@ -383,7 +373,7 @@ def figures(samples: list[Sample], marks: list[tuple[float, str]]) -> dict:
 def test_replicas_rise_to_the_maximum_while_the_backlog_is_high(outcome):
     samples, sent_at = outcome["samples"], outcome["marks"][0][0]
     before = [s for s in samples if s.t < sent_at]
-    assert before and all(s.deployment == MIN_REPLICAS and s.processes == MIN_REPLICAS for s in before), (
+    assert before and all(s.deployment == MIN_REPLICAS and s.ready_pods == MIN_REPLICAS for s in before), (
         "at the minimum before the backlog")
     high = [s for s in samples if s.depth >= HIGH]
     assert high, f"the backlog never reached {HIGH} messages: {max(s.depth for s in samples)}"
@@ -394,6 +384,17 @@ def test_replicas_rise_to_the_maximum_while_the_backlog_is_high(outcome):
     for s in samples:
         if s.t > reached.t and all(o.depth >= HIGH for o in samples if s.t - LAG <= o.t <= s.t):
             assert s.desired == MAX_REPLICAS, f"desired {s.desired} at {s.t:.0f} s though depth >= {HIGH}"
+
+
+def test_the_kubelet_starts_the_pods_the_hpa_asks_for(outcome):
+    """The pods are real: the new replicas became Ready on the node (their JVMs passed the readiness
+    probe) while there was still a backlog."""
+    samples = outcome["samples"]
+    ready_at_max = [s for s in samples if s.ready_pods == MAX_REPLICAS]
+    assert ready_at_max, f"never {MAX_REPLICAS} gateway pods Ready: {outcome['started_pods']}"
+    assert any(s.depth > 0 for s in ready_at_max), "the pods were Ready only after the queue had drained"
+    started = [p for p in outcome["started_pods"] if p["ready_after_s"] is not None]
+    assert len(started) >= MAX_REPLICAS - MIN_REPLICAS, f"pods started by the scale-up: {outcome['started_pods']}"
 
 
 def test_desired_replicas_follow_depth_over_value(outcome):
@@ -413,8 +414,9 @@ def test_desired_replicas_follow_depth_over_value(outcome):
 
 
 def test_the_hpa_reads_the_queue_depth_through_the_aggregation_layer(outcome):
-    """The external metric (API server -> adapter in the namespace -> operator -> RabbitMQ) is the
-    queue's depth, not a fallback value: it moves with the queue, within a second's sampling skew."""
+    """The external metric (API server -> adapter -> operator -> RabbitMQ's management API at its
+    in-cluster name) is the queue's depth, not a fallback value: it moves with the queue, within a
+    second's sampling skew."""
     samples = [s for s in outcome["samples"] if s.t >= outcome["marks"][0][0]]
     assert all(not math.isnan(s.external_metric) for s in samples), "samples without the external metric"
     close = [s for s in samples if abs(s.external_metric - s.depth) <= max(VALUE / 2, 0.2 * s.depth)]
@@ -442,7 +444,7 @@ def test_replicas_return_to_the_minimum_after_the_drain(outcome):
     back = figures_["back_to_min_after_empty_s"]
     assert back is not None, "replicas never returned to the minimum"
     assert back <= SCALE_DOWN_WINDOW + LAG + 10, f"back at the minimum {back} s after the queue emptied"
-    assert samples[-1].current == MIN_REPLICAS and samples[-1].processes == MIN_REPLICAS
+    assert samples[-1].current == MIN_REPLICAS and samples[-1].ready_pods == MIN_REPLICAS
 
 
 def test_no_message_is_lost_while_replicas_go_down(outcome):
@@ -450,24 +452,20 @@ def test_no_message_is_lost_while_replicas_go_down(outcome):
     not_sent = [s for s in statuses if s.get("state") != "sent" or s["targets"]["sent"] != 1]
     assert not not_sent, f"{len(not_sent)} messages not recorded as sent, e.g. {not_sent[:3]}"
     assert sandbox["missing"] == 0, f"sends the sandbox never received: {sandbox}"
-    # Replicas really went down while there was work, and each stopped gracefully (SIGTERM -> exit 143).
-    samples = outcome["samples"]
-    sigterms = [at for at, what, _ in outcome["reconciler_events"] if what == "sigterm"]
-    # Outstanding work when a replica was told to stop: sends not yet delivered at the sandbox (its
-    # count is exact, where RabbitMQ's queue counts lag by a few seconds).
-    outstanding = [BACKLOG - max((s for s in samples if s.t <= at), key=lambda s: s.t).delivered for at in sigterms]
+    # Pods really went down while there was work, and each stopped gracefully (the kubelet's
+    # SIGTERM -> the JVM drains and exits 143, within the grace period).
+    stopped = outcome["stopped_pods"]
+    outstanding = [outstanding_at(outcome["samples"], s["told_to_stop_at_s"]) for s in stopped]
     assert any(n >= VALUE / 2 for n in outstanding), (
-        f"no replica was stopped while there was work left (SIGTERMs at {sigterms}, outstanding {outstanding})")
-    stopped = [r for r in outcome["replicas"] if r["stopped_after_sigterm_s"] is not None]
-    assert len(stopped) >= MAX_REPLICAS - MIN_REPLICAS, f"gateways stopped by scale-down: {outcome['replicas']}"
-    assert all(r["exit_status"] == 143 for r in stopped), f"exit statuses: {outcome['replicas']}"
-    assert not outcome["reconciler_errors"], outcome["reconciler_errors"]
+        f"no pod was stopped while there was work left ({stopped}, outstanding {outstanding})")
+    assert len(stopped) >= MAX_REPLICAS - MIN_REPLICAS, f"gateway pods stopped by scale-down: {stopped}"
+    assert all(s["exit_code"] == 143 for s in stopped), f"exit statuses: {stopped}"
+    assert not outcome["watch_errors"], outcome["watch_errors"]
 
 
 def test_a_scale_down_sends_nothing_twice(outcome):
     """A gateway stopped by a scale-down cancels its consumers but keeps its channels open until
     the work in hand is recorded and acked (PendingWork), so RabbitMQ requeues nothing that another
     replica would send again: no token reaches the sandbox twice."""
-    sigterms = [at for at, what, _ in outcome["reconciler_events"] if what == "sigterm"]
-    assert sigterms, "no replica was stopped"
-    assert outcome["sandbox"]["duplicated"] == 0, f"{outcome['sandbox']} with {len(sigterms)} replicas stopped"
+    assert outcome["stopped_pods"], "no pod was stopped"
+    assert outcome["sandbox"]["duplicated"] == 0, f"{outcome['sandbox']} with {len(outcome['stopped_pods'])} pods stopped"

@@ -1,6 +1,7 @@
 """The scenario's timeline, one sample a second: the queue (ready, unacknowledged), the external
 metric as the HPA reads it through the aggregation layer, the HPA's desired and current replicas,
-the Deployment's replicas and the gateway processes running. Written as CSV and plotted."""
+the Deployment's replicas and the gateway replicas Ready (pods on the real node), the deliveries at
+the provider sandbox. Written as CSV and plotted."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ class Sample:
     desired: int              # HPA status.desiredReplicas
     current: int              # HPA status.currentReplicas
     deployment: int           # Deployment status.replicas (pods)
-    processes: int            # gateway host processes running
+    ready_pods: int           # gateway replicas Ready (the Deployment's readyReplicas)
     delivered: int            # deliveries the provider sandbox accepted so far
 
 
@@ -91,13 +92,13 @@ def plot(samples: list[Sample], path: Path, value: int, minimum: int, maximum: i
 
     replicas.step(t, [s.desired for s in samples], where="post", label="HPA desired", color="tab:red", lw=2)
     replicas.step(t, [s.current for s in samples], where="post", label="HPA current", color="tab:green", lw=1.5)
-    replicas.step(t, [s.processes for s in samples], where="post", label="gateway processes", color="black",
+    replicas.step(t, [s.ready_pods for s in samples], where="post", label="gateway pods Ready", color="black",
                   lw=1, ls=":")
     replicas.plot(t, [min(maximum, max(minimum, math.ceil(s.depth / value))) for s in samples],
                   label=f"clamp(ceil(depth / {value}), {minimum}, {maximum})", color="gray", lw=1, ls="--")
     if sigterms:
         replicas.plot(sigterms, [0.5] * len(sigterms), "v", color="tab:red", ms=6, ls="none",
-                      label="SIGTERM to a gateway (scale-down)")
+                      label="a gateway told to stop (SIGTERM, scale-down)")
     replicas.set_ylabel("replicas")
     replicas.set_xlabel("seconds")
     replicas.set_ylim(0, maximum + 1)
