@@ -36,11 +36,11 @@ log "tools and images ready after $((SECONDS - started)) s"
 work="$(mktemp -d /tmp/herald-cluster.XXXXXX)"
 pytest=("$PY" -m pytest -v -s -p no:cacheprovider --rootdir "$HERALD_ROOT")
 rc=0
-log "the shared cluster in ${work}: chart tests, real-node tests, KEDA on real pods"
+# tests/node and tests/autoscaling in one session: one installation of Herald on the node for both.
+log "the shared cluster in ${work}: chart tests, then real-node tests and KEDA on real pods"
 (cd "$HERALD_ROOT" && "$PY" tests/sharedcluster.py run "$work" \
   -- "${pytest[@]}" tests/charts \
-  -- "${pytest[@]}" tests/node \
-  -- "${pytest[@]}" tests/autoscaling) || rc=$?
+  -- "${pytest[@]}" tests/node tests/autoscaling) || rc=$?
 log "the shared cluster's suites took $((SECONDS - started)) s"
 log "the teardown check can fail, and a second node on this machine starts clean (on a node of its own)"
 (cd "$HERALD_ROOT" && "${pytest[@]}" tests/node/test_leftovers.py tests/node/test_teardown.py) || rc=1

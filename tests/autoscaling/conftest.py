@@ -1,9 +1,8 @@
 """The scenario's helper modules sit beside the test, the cluster's (testbed.py, sharedcluster.py, ...)
 in tests/: put both folders on the import path.
 
-On the run's shared cluster (HERALD_TEST_CLUSTER, tests/sharedcluster.py) the suite uses the real-node
-suite's fixtures (tests/node/conftest.py: `node`, `platform`, ...), loaded here under a name of their
-own rather than from a tests/conftest.py, and starts KEDA once (`keda`)."""
+The suite uses the real-node fixtures of tests/conftest.py (`node`, `platform`, ...) and starts KEDA
+once (`keda`)."""
 
 import importlib.util
 import sys
@@ -23,17 +22,6 @@ if importlib.util.find_spec("herald_load") is None:
 from testbed import run, tear_down_on_sigterm  # noqa: E402
 
 tear_down_on_sigterm()  # the scenario's servers run in process groups of their own
-
-
-def _node_fixtures():
-    spec = importlib.util.spec_from_file_location("node_fixtures", TESTS / "node" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_node = _node_fixtures()
-busybox_image, node_factory, node, platform = _node.busybox_image, _node.node_factory, _node.node, _node.platform
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import NODE_NAME
+from sharedcluster import NODE_NAME
 
 NAMESPACE = "default"
 GREETING = "hello from the real node"

@@ -1,6 +1,9 @@
-"""Fixtures of the real-node tests: the run's shared cluster (tests/sharedcluster.py) when
-HERALD_TEST_CLUSTER names one, else a cluster like it for the session, torn down at its end with a
-check that nothing is left.
+"""Fixtures of every suite that uses the real node (tests/node, tests/autoscaling): the run's shared
+cluster (tests/sharedcluster.py) when HERALD_TEST_CLUSTER names one, else a cluster like it for the
+session, torn down at its end with a check that nothing is left; the RabbitMQ operators and Herald
+installed on its node once per session (scripts/k8s/test-cluster.sh runs tests/node and
+tests/autoscaling in one session, so both use one installation). Made on first use: the chart
+tests, which need none of them, never start them.
 
 Usage (scripts/k8s/test-node.sh builds the tools and images, then runs this as root):
   pytest tests/node      HERALD_K8S_KEEP=true keeps the cluster running (and skips the teardown check)
@@ -15,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-# The shared cluster modules: tests/testbed.py and tests/realnode.py.
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+# The shared cluster modules beside this file: testbed.py, realnode.py, sharedcluster.py, ...
+sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 from heraldnode import IMAGE_KINDS, Herald  # noqa: E402
 from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES, install_operators, operator_logs, \
     uninstall_operators  # noqa: E402
 from realnode import Node, import_images  # noqa: E402
-from sharedcluster import NODE_NAME, SharedCluster, attach, built_image, built_images  # noqa: E402
+from sharedcluster import SharedCluster, attach, built_image, built_images  # noqa: E402
 from testbed import tear_down_on_sigterm  # noqa: E402
 
 
