@@ -338,11 +338,21 @@ state = "{self.directory / 'containerd-state'}"
             pass
 
 
-def import_images(socket: Path, images: dict[str, Path]) -> None:
-    """Docker-save tarballs into the node's containerd, under the names its CRI looks for."""
+def import_images(socket: Path, images: dict[str, Path], attempts: int = 3) -> None:
+    """Docker-save tarballs into the node's containerd, under the names its CRI looks for; an import
+    that fails is tried again: on this loaded machine containerd 1.6's import failed now and then
+    while unpacking, with "content digest <the image's index>: not found" (seen for the pause and an
+    operator image on a fresh node; cause not found). The import is idempotent."""
     for image_name, tarball in images.items():
-        run(["ctr", "--address", str(socket), "-n", "k8s.io", "images", "import", "--index-name", image_name,
-             str(tarball)])
+        for attempt in range(1, attempts + 1):
+            try:
+                run(["ctr", "--address", str(socket), "-n", "k8s.io", "images", "import", "--index-name",
+                     image_name, str(tarball)])
+                break
+            except RuntimeError as error:
+                if attempt == attempts:
+                    raise
+                print(f"importing {image_name} failed (attempt {attempt} of {attempts}), again: {error}")
 
 
 def node_processes(directory: Path) -> list[int]:

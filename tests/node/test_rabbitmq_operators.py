@@ -141,7 +141,8 @@ def test_the_cluster_operator_runs_the_debian_image_as_user_999(node, management
 def test_the_topology_operator_made_the_quorum_queues_and_the_policy(node, management):
     kube = node.kube
     objects = [f"queues/{q.replace('.', '-')}" for q in WORK_QUEUES + [DEAD_LETTER_QUEUE]]
-    objects += [f"policies/{POLICY}", f"bindings/{WORK_QUEUES[0].replace('.', '-')}"]
+    objects += [f"bindings/{q.replace('.', '-')}" for q in WORK_QUEUES + [DEAD_LETTER_QUEUE]]
+    objects.append(f"policies/{POLICY}")
     for path in objects:
         wait_for(f"{path} Ready", lambda: conditions(kube, f"/apis/rabbitmq.com/v1beta1/namespaces/{NAMESPACE}/{path}")
                  .get("Ready") == "True", 180, lambda: operator_logs(kube))
@@ -157,7 +158,9 @@ def test_the_topology_operator_made_the_quorum_queues_and_the_policy(node, manag
         print(f"{name}: {found['type']}, policy {found['policy']}, arguments {found['arguments']}")
     assert queue(management, DEAD_LETTER_QUEUE).get("policy") in (None, ""), "the policy matches the dead-letter queue"
     bindings = management(f"/exchanges/{urllib.parse.quote('/', safe='')}/herald.push/bindings/source")
-    assert {(b["destination"], b["routing_key"]) for b in bindings} >= {(q, q) for q in WORK_QUEUES}, bindings
+    assert {(b["destination"], b["routing_key"]) for b in bindings} == {(q, q) for q in WORK_QUEUES}, bindings
+    dead = management(f"/exchanges/{urllib.parse.quote('/', safe='')}/herald.dead/bindings/source")
+    assert [b["destination"] for b in dead] == [DEAD_LETTER_QUEUE], dead
 
 
 def test_deleting_a_queue_object_deletes_the_queue(node, management):
