@@ -94,7 +94,7 @@ def variable_values(dashboard: dict, prometheus: Prometheus, builtins: dict[str,
                 raise ValueError(f"variable ${name}: only label_values(...) queries are understood, not {query!r}")
             options = prometheus.label_values(found["label"], found["match"])
             if not options:
-                raise LookupError(f"variable ${name}: {query} has no values in this Prometheus")
+                raise RuntimeError(f"variable ${name}: {query} has no values in this Prometheus")
             values[name] = options[0]
         else:
             raise ValueError(f"variable ${name}: type {kind!r} not understood")

@@ -1,0 +1,172 @@
+"""Prometheus (Debian's, tests/prometheus.py) on the host scrapes real pods on the real node at their
+pod addresses, the targets found the way the cluster's ServiceMonitors select them:
+- a busybox pod serving a static /metrics, behind a Service that a ServiceMonitor selects (and one
+  that it does not), is one `up` target with the operator's labels, scraped over the node's bridge;
+- with Herald installed on the node (the `platform` fixture of tests/node/conftest.py) and demo pushes
+  sent, every pod that a ServiceMonitor selects (worked out from the API server: Services by the
+  monitor's selector and namespaces, their Endpoints' addresses on the monitor's port) is an `up`
+  target, every Grafana dashboard query (grafana/*.json) returns data and every alert rule of the
+  PrometheusRules evaluates without error. Skipped while there is no `platform` fixture.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+import urllib.parse
+
+import pytest
+
+from conftest import NODE_NAME, ROOT
+from dashboards import check_dashboards, check_rules, report
+from prometheus import EndpointsDiscovery, Prometheus, prometheus_config, prometheus_rules, service_monitors
+from realnode import BRIDGE, POD_CIDR, wait_for
+from testbed import Kube
+
+NAMESPACE = "observed"
+EXPOSED = 'herald_observed_info{service="from-the-pod"} 1'
+# Enough for two scrapes at the charts' 30 s interval, so that every rate() over
+# $__rate_interval has its two samples, and for the pushes to reach every counter.
+DATA_TIMEOUT = 240
+
+
+def observed_objects(image: str) -> list[dict]:
+    """A non-root, read-only pod serving EXPOSED at /metrics; Service `observed` (port `metrics`
+    selected, port `other` not) and Service `ignored` (not selected) in front of it; the ServiceMonitor."""
+    labels = {"app": "observed"}
+    ports = [{"name": "metrics", "port": 80, "targetPort": 8080}, {"name": "other", "port": 81, "targetPort": 8080}]
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "exporter", "namespace": NAMESPACE, "labels": labels},
+         "spec": {
+             "nodeName": NODE_NAME,
+             "securityContext": {"runAsUser": 65532, "runAsGroup": 65532, "runAsNonRoot": True},
+             "containers": [{
+                 "name": "exporter", "image": image, "imagePullPolicy": "Never",
+                 "command": ["/bin/sh", "-c", f"echo '{EXPOSED}' > /data/metrics && exec httpd -f -p 8080 -h /data"],
+                 "ports": [{"name": "web", "containerPort": 8080}],
+                 "securityContext": {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
+                                     "capabilities": {"drop": ["ALL"]}},
+                 "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                 "readinessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1}}],
+             "volumes": [{"name": "data", "emptyDir": {}}]}},
+        *({"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app.kubernetes.io/name": name}},
+           "spec": {"selector": labels, "ports": ports}} for name in ("observed", "ignored")),
+        {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+         "metadata": {"name": "observed", "namespace": NAMESPACE},
+         "spec": {"selector": {"matchLabels": {"app.kubernetes.io/name": "observed"}},
+                  "endpoints": [{"port": "metrics", "path": "/metrics", "interval": "1s", "honorLabels": True}]}},
+    ]
+
+
+def up_targets(prometheus: Prometheus) -> list[dict]:
+    return [t for t in prometheus.targets() if t["health"] == "up"]
+
+
+def test_a_service_monitor_selected_pod_is_scraped_at_its_pod_address(node, busybox_image, tmp_path):
+    node.kube.apply(observed_objects(busybox_image))
+    node.kube.kubectl("wait", "-n", NAMESPACE, "--for=condition=Ready", "pod/exporter", "--timeout=120s")
+    pod = node.kube.get(f"/api/v1/namespaces/{NAMESPACE}/pods/exporter")
+    address = pod["status"]["podIP"]
+    assert ipaddress.ip_address(address) in ipaddress.ip_network(POD_CIDR), pod["status"]
+    # The host reaches the pod straight over the node's bridge (no NAT, no proxy).
+    route = subprocess.run(["ip", "route", "get", address], capture_output=True, text=True).stdout
+    assert f"dev {BRIDGE}" in route, route
+    monitors = [m for m in service_monitors(node.kube) if m["metadata"]["namespace"] == NAMESPACE]
+    with EndpointsDiscovery(node.kube) as discovery, \
+            Prometheus(tmp_path / "prometheus", prometheus_config(monitors, discovery.url)) as prometheus:
+        targets = wait_for("the exporter pod an up target", lambda: up_targets(prometheus), timeout=60,
+                           alive=prometheus.alive)
+        assert [t["labels"] for t in prometheus.targets()] == [{
+            "job": "observed", "namespace": NAMESPACE, "service": "observed", "pod": "exporter",
+            "container": "exporter", "endpoint": "metrics", "instance": f"{address}:8080"}], targets
+        assert targets[0]["scrapeUrl"] == f"http://{address}:8080/metrics"
+        series = prometheus.query("herald_observed_info")
+        assert [s["metric"] for s in series] == [{
+            "__name__": "herald_observed_info", "service": "from-the-pod", "job": "observed", "namespace": NAMESPACE,
+            "pod": "exporter", "container": "exporter", "endpoint": "metrics", "instance": f"{address}:8080"}], series
+    node.kube.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
+
+
+def label_selector(selector: dict) -> str:
+    """A ServiceMonitor's selector as the API server's labelSelector parameter."""
+    terms = [f"{key}={value}" for key, value in sorted((selector.get("matchLabels") or {}).items())]
+    for expression in selector.get("matchExpressions") or []:
+        key, values = expression["key"], ",".join(expression.get("values") or [])
+        terms.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key,
+                      "DoesNotExist": f"!{key}"}[expression["operator"]])
+    return ",".join(terms)
+
+
+def selected_pods(kube: Kube, monitors: list[dict]) -> set[tuple[str, str, str]]:
+    """(namespace, pod, port name) of every address that the ServiceMonitors select, from the API
+    server alone: the Services their selectors match in their namespaces, those Services' Endpoints."""
+    selected = set()
+    for monitor in monitors:
+        spec = monitor["spec"]
+        namespaces = spec.get("namespaceSelector") or {}
+        prefixes = ["/api/v1"] if namespaces.get("any") else \
+            [f"/api/v1/namespaces/{n}" for n in namespaces.get("matchNames") or [monitor["metadata"]["namespace"]]]
+        query = urllib.parse.urlencode({"labelSelector": label_selector(spec.get("selector") or {})})
+        for prefix in prefixes:
+            for service in kube.get(f"{prefix}/services?{query}")["items"]:
+                endpoints = kube.get(f"/api/v1/namespaces/{service['metadata']['namespace']}/endpoints/"
+                                     f"{service['metadata']['name']}") or {}
+                for subset in endpoints.get("subsets") or []:
+                    for port in subset.get("ports") or []:
+                        for endpoint in spec.get("endpoints") or []:
+                            if port.get("name") == endpoint.get("port"):
+                                selected |= {(service["metadata"]["namespace"], a["targetRef"]["name"], port["name"])
+                                             for a in subset.get("addresses") or []}
+    return selected
+
+
+@pytest.fixture(scope="module")
+def installed_platform(request):
+    """The lead's `platform` fixture (Herald installed on the real node): kube, namespace,
+    send_demo_traffic()."""
+    try:
+        return request.getfixturevalue("platform")
+    except pytest.FixtureLookupError:
+        pytest.skip("no `platform` fixture in tests/node/conftest.py yet (Herald installed on the real node)")
+
+
+def test_prometheus_scrapes_every_selected_pod_and_every_dashboard_query_has_data(installed_platform, tmp_path):
+    kube, namespace = installed_platform.kube, installed_platform.namespace
+    monitors = [m for m in service_monitors(kube) if m["metadata"]["namespace"] == namespace]
+    rules = [r for r in prometheus_rules(kube) if r["metadata"]["namespace"] == namespace]
+    assert monitors and rules, f"no ServiceMonitors or PrometheusRules in {namespace}"
+    selected = selected_pods(kube, monitors)
+    assert selected, "the ServiceMonitors select no pod"
+    with EndpointsDiscovery(kube) as discovery, \
+            Prometheus(tmp_path / "prometheus", prometheus_config(monitors, discovery.url)) as prometheus:
+        installed_platform.send_demo_traffic()
+
+        def missing() -> set:
+            up = {(t["labels"].get("namespace"), t["labels"].get("pod"), t["labels"].get("endpoint"))
+                  for t in up_targets(prometheus)}
+            return selected - up
+
+        try:
+            wait_for("every selected pod an up target", lambda: not missing(), timeout=120, alive=prometheus.alive)
+        except TimeoutError:
+            pytest.fail(f"not up targets: {sorted(missing())}\nall targets: {prometheus.targets()}")
+        installed_platform.send_demo_traffic()
+
+        def all_answered():
+            answers = check_dashboards(prometheus, ROOT / "grafana")
+            return answers if all(a.has_data for a in answers) else None
+
+        try:
+            answers = wait_for("every dashboard query to return data", all_answered, timeout=DATA_TIMEOUT,
+                               alive=prometheus.alive)
+        except TimeoutError:
+            answers = check_dashboards(prometheus, ROOT / "grafana")
+        print("\n" + report(answers))
+        rule_answers = check_rules(prometheus, rules)
+        print(report(rule_answers))
+    empty = [f"{a.query.source} / {a.query.name}: {a.error or 'no data'}" for a in answers if not a.has_data]
+    assert not empty, "dashboard queries without data:\n" + "\n".join(empty)
+    failing = [f"{a.query.source} / {a.query.name}: {a.error}" for a in rule_answers if a.error]
+    assert not failing, "alert rules that do not evaluate:\n" + "\n".join(failing)
