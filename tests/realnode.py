@@ -10,6 +10,7 @@ run fails if anything survives and the next bring-up on this machine starts clea
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
@@ -19,6 +20,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from testbed import Kube, run
 
@@ -28,6 +30,10 @@ BRIDGE = "herald0"
 POD_CIDR = "10.244.0.0/24"
 NODE_IP = "10.244.0.1"  # the bridge's address: the pods' gateway, the node's InternalIP, CoreDNS
 SERVICE_CIDR = "10.96.0.0/16"  # scripts/k8s/testbed.sh's --service-cluster-ip-range
+REAL_NODE_LABEL = "herald.dev/real-node"  # on the real node: what pods select it by (kwok nodes lack it)
+# Held from network_up() to down(): a second real node on this machine would share the bridge and
+# kube-proxy's chains, so whoever brings one up waits for the one before to be gone.
+LOCK = Path("/tmp/herald-real-node.lock")
 CHAIN_PREFIXES = ("KUBE-", "CNI-")
 TABLES = ("filter", "nat", "mangle", "raw")
 NETNS_DIR = Path("/var/run/netns")
@@ -91,15 +97,19 @@ class Node:
     holds kubelet, kube-proxy and coredns (the testbed's cache, HERALD_K8S_BIN)."""
 
     directory: Path
-    kube: Kube
+    kube: Kube | None
     images: dict[str, Path]
     pause: str
     binaries: Path
     name: str = "herald-node"
+    # Taints the kubelet registers the node with, e.g. ["herald.dev/real-node=true:NoSchedule"] in a
+    # cluster whose kwok nodes take every pod that does not ask for the real node.
+    taints: list[str] = field(default_factory=list)
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     sysctls: dict[str, str] = field(default_factory=dict)
     netns_before: set[str] = field(default_factory=set)
     nft_tables_before: set[str] = field(default_factory=set)
+    lock: IO | None = None
 
     @property
     def socket(self) -> Path:
@@ -107,9 +117,16 @@ class Node:
 
     # ---------------------------------------------------------------- up
 
-    def up(self) -> None:
+    def network_up(self) -> None:
+        """Takes the machine's node lock and makes the bridge: what a control plane that pods reach
+        binds to (NODE_IP), so it comes before the control plane; up() does it if nobody did."""
+        if self.lock is not None:
+            return
+        self.lock = open(LOCK, "w")
+        fcntl.flock(self.lock, fcntl.LOCK_EX)  # one real node per machine: the next one waits here
         left = leftovers(self.directory)
         if left:
+            self.release()
             raise RuntimeError("the machine is not clean before the node starts:\n" + "\n".join(left))
         self.directory.mkdir(parents=True, exist_ok=True)
         self.sysctls = {key: (Path("/proc/sys") / key).read_text().strip() for key in SYSCTLS
@@ -123,6 +140,10 @@ class Node:
         # node forwards the packet back onto the bridge. Only what arrives on the bridge is forwarded
         # (not the machine's ip_forward), and the pods' only route beyond the bridge is the Service range.
         (Path("/proc/sys/net/ipv4/conf") / BRIDGE / "forwarding").write_text("1")
+
+    def up(self) -> None:
+        """The node's servers on the bridge of network_up(); needs `kube` set."""
+        self.network_up()
         self.start_containerd()
         self.start_kubelet()
         self.start_kube_proxy()
@@ -198,7 +219,9 @@ state = "{self.directory / 'containerd-state'}"
                                "--kubeconfig", str(self.kube.kubeconfig),
                                "--root-dir", str(self.directory / "kubelet"),
                                "--cert-dir", str(self.directory / "kubelet-pki"),
-                               "--hostname-override", self.name, "--node-ip", NODE_IP])
+                               "--hostname-override", self.name, "--node-ip", NODE_IP,
+                               "--node-labels", f"{REAL_NODE_LABEL}=true",
+                               *(["--register-with-taints", ",".join(self.taints)] if self.taints else [])])
         wait_for(f"node {self.name} Ready", lambda: self.ready(), alive=self.alive)
 
     def ready(self) -> bool:
@@ -280,7 +303,14 @@ state = "{self.directory / 'containerd-state'}"
         subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
         for key, value in self.sysctls.items():
             (Path("/proc/sys") / key).write_text(value)
-        return leftovers(self.directory) + [f"nft table {t}" for t in sorted(nft_tables() - self.nft_tables_before)]
+        left = leftovers(self.directory) + [f"nft table {t}" for t in sorted(nft_tables() - self.nft_tables_before)]
+        self.release()
+        return left
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.close()  # closing the file drops the flock
+            self.lock = None
 
     def stop(self, name: str) -> None:
         process = self.processes.get(name)

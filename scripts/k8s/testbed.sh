@@ -410,10 +410,14 @@ ENV
 
   local hpa=()
   [[ -z "${HERALD_K8S_HPA_SYNC_PERIOD:-}" ]] || hpa=(--horizontal-pod-autoscaler-sync-period="$HERALD_K8S_HPA_SYNC_PERIOD")
+  # Pods verify the API server with the ca.crt of their service-account volume, which the
+  # controller-manager publishes (ConfigMap kube-root-ca.crt) from --root-ca-file: the chain that the
+  # API server made for itself in --cert-dir (its serving certificate names the advertised address
+  # and the kubernetes Service's ClusterIP and DNS names).
   # shellcheck disable=SC2086
   start kube-controller-manager "$dir" "${BIN}/kube-controller-manager" \
     --kubeconfig="${dir}/kubeconfig" --authentication-kubeconfig="${dir}/kubeconfig" \
-    --authorization-kubeconfig="${dir}/kubeconfig" \
+    --authorization-kubeconfig="${dir}/kubeconfig" --root-ca-file="${dir}/certs/apiserver.crt" \
     --service-account-private-key-file="${dir}/sa.key" --controllers='*,-serviceaccount-token-controller' \
     --node-monitor-grace-period=1h --node-startup-grace-period=1h \
     --bind-address=127.0.0.1 --secure-port="$cm_port" --leader-elect=false \

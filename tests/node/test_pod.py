@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import glob
 import json
+import socket
+import ssl
 import subprocess
+import urllib.parse
 
 import pytest
 
@@ -102,3 +105,16 @@ def test_an_in_cluster_name_resolves_from_a_pod(node, web):
     assert "nameserver 10.244.0.1" in resolv and f"search {NAMESPACE}.svc.cluster.local" in resolv, resolv
     short = exec_in_web(node, "wget", "-qO-", "http://web/index.html")
     assert short.stdout.strip() == GREETING, short
+
+
+def test_a_pod_reaches_the_api_server_through_the_kubernetes_service_and_can_verify_it(node, web):
+    # what in-cluster clients (operators, RabbitMQ's peer discovery) do: the kubernetes Service by name
+    version = exec_in_web(node, "wget", "-qO-", "https://kubernetes.default.svc/version")
+    assert json.loads(version.stdout)["gitVersion"].startswith("v1."), version
+    # ... and they verify the server with the service account's ca.crt, for that name
+    ca = exec_in_web(node, "cat", "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt").stdout
+    context = ssl.create_default_context(cadata=ca)
+    server = urllib.parse.urlsplit(node.kube.server)
+    with socket.create_connection((server.hostname, server.port), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname="kubernetes.default.svc") as tls:
+            assert tls.version() is not None

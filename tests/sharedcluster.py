@@ -1,0 +1,141 @@
+"""The one test cluster of a test run, shared by every cluster suite (tests/charts, tests/node, ...):
+a control plane (tests/testbed.py) with three kwok nodes for the chart tests and one real node
+(tests/realnode.py) for everything that must really run. The real node is tainted, so a pod lands on
+it only if it tolerates REAL_NODE_TAINT and selects REAL_NODE_LABEL (the charts' ci/node-values.yaml
+do); the kwok nodes take the rest.
+
+The API server binds the node's address (NODE_IP, on the bridge the node makes first), so pods reach
+it through the kubernetes Service, with the CA the controller-manager publishes.
+
+    python tests/sharedcluster.py run DIR -- COMMAND...   brings the cluster up in DIR, runs each
+        COMMAND (separate commands with `--`) with HERALD_TEST_CLUSTER=DIR/cluster.json in its
+        environment, tears the cluster down and fails if the teardown left anything or a command
+        failed. Suites attach to the cluster that variable names (attach()) instead of making one.
+
+Needs root, the testbed's tools (scripts/k8s/testbed.sh build), CoreDNS and the pause image.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(1, str(Path(__file__).resolve().parent))
+
+from realnode import NODE_IP, REAL_NODE_LABEL, Node  # noqa: E402
+from testbed import ControlPlane, Kube, run, use_tools  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+NODE_NAME = "herald-node"
+REAL_NODE_TAINT = f"{REAL_NODE_LABEL}=true:NoSchedule"
+KWOK_NODES = 3  # the chart tests spread replicas over three zones
+ENV = "HERALD_TEST_CLUSTER"
+
+
+def built_image(kind: str) -> tuple[str, Path]:
+    """scripts/k8s/images.sh KIND (cached): the name to import the image under, and its tarball."""
+    name, tarball = run(["bash", str(ROOT / "scripts/k8s/images.sh"), kind]).split()
+    return name, Path(tarball)
+
+
+@dataclass(frozen=True)
+class Attached:
+    """A running shared cluster as a suite sees it (what DIR/cluster.json says)."""
+
+    kube: Kube
+    directory: Path
+    node_name: str
+
+    @property
+    def name(self) -> str:  # what tests call the real node by, like realnode.Node.name
+        return self.node_name
+
+
+def attach() -> Attached | None:
+    """The shared cluster that HERALD_TEST_CLUSTER names, or None when the suite runs on its own."""
+    record = os.environ.get(ENV)
+    if not record:
+        return None
+    described = json.loads(Path(record).read_text())
+    use_tools(ROOT)
+    return Attached(Kube(Path(described["kubeconfig"])), Path(described["directory"]), described["node_name"])
+
+
+class SharedCluster:
+    def __init__(self, directory: Path, images: list[str]):
+        self.directory = directory
+        self.kinds = images
+
+    def up(self) -> Attached:
+        folders = use_tools(ROOT)
+        pause, pause_tar = built_image("pause")
+        images = {pause: pause_tar} | dict(built_image(kind) for kind in self.kinds)
+        self.node = Node(self.directory / "node", None, images, pause, folders["HERALD_K8S_BIN"], NODE_NAME,
+                         taints=[REAL_NODE_TAINT])
+        self.control_plane = ControlPlane(ROOT, self.directory / "control-plane", {
+            "HERALD_K8S_BIND_ADDRESS": NODE_IP, "HERALD_K8S_NODES": str(KWOK_NODES),
+            # kubectl logs/exec: the API server reaches the kubelet at the node's InternalIP.
+            "HERALD_K8S_APISERVER_ARGS": "--kubelet-preferred-address-types=InternalIP"})
+        self.node.network_up()
+        kube = self.control_plane.up()
+        self.node.kube = kube
+        self.node.up()
+        (self.directory / "cluster.json").write_text(json.dumps({
+            "kubeconfig": str(kube.kubeconfig), "directory": str(self.directory), "node_name": NODE_NAME}))
+        return Attached(kube, self.directory, NODE_NAME)
+
+    def down(self) -> list[str]:
+        left = self.node.down() if getattr(self, "node", None) else []
+        if getattr(self, "control_plane", None):
+            self.control_plane.down()
+        return left
+
+
+def run_suites(directory: Path, commands: list[list[str]]) -> int:
+    cluster = SharedCluster(directory, ["busybox"])
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)  # .ci/run's timeout: tear down all the same
+    failed = []
+    try:
+        cluster.up()
+        environment = dict(os.environ, **{ENV: str(directory / "cluster.json")})
+        for command in commands:
+            print(f"--- shared cluster: {' '.join(command)}", flush=True)
+            if subprocess.run(command, env=environment).returncode != 0:
+                failed.append(" ".join(command))
+    finally:
+        left = cluster.down()
+    if left:
+        print("the shared cluster's teardown left:\n" + "\n".join(left), file=sys.stderr)
+    for command in failed:
+        print(f"failed on the shared cluster: {command}", file=sys.stderr)
+    return 1 if left or failed else 0
+
+
+def main(arguments: list[str]) -> int:
+    if len(arguments) < 4 or arguments[0] != "run" or arguments[2] != "--":
+        print(__doc__, file=sys.stderr)
+        return 2
+    commands, current = [], []
+    for word in arguments[3:]:
+        if word == "--":
+            commands.append(current)
+            current = []
+        else:
+            current.append(word)
+    commands.append(current)
+    directory = Path(arguments[1]).resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    return run_suites(directory, [c for c in commands if c])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
