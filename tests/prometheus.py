@@ -37,6 +37,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
@@ -302,28 +303,24 @@ def endpoints_targets(endpoints: dict, services: dict[str, dict], pods: dict[str
     return groups
 
 
-class EndpointsDiscovery(http.server.ThreadingHTTPServer):
-    """Prometheus' Kubernetes discovery (role endpoints) over HTTP, for a Prometheus built without it:
-    GET /endpoints?namespace=A&namespace=B (none: every namespace) answers with the target groups of
-    the Endpoints there, read from the API server on each request. A context manager."""
+class LoopbackServer(http.server.ThreadingHTTPServer):
+    """An HTTP server on a free loopback port, serving from a thread of its own while it is used as a
+    context manager: `answer(path)` gives each GET's (content type, body); LookupError is a 404,
+    OSError and RuntimeError (the API server failed) a 503."""
 
-    def __init__(self, kube: Kube):
-        self.kube = kube
-        discovery = self
-
+    def __init__(self, answer: Callable[[str], tuple[str, bytes]]):
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
-                url = urllib.parse.urlsplit(self.path)
-                if url.path != "/endpoints":
+                try:
+                    content_type, body = answer(self.path)
+                except LookupError:
                     self.send_error(404)
                     return
-                try:
-                    body = json.dumps(discovery.targets(urllib.parse.parse_qs(url.query).get("namespace", []))).encode()
                 except (OSError, RuntimeError) as error:
                     self.send_error(503, str(error)[:200])
                     return
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -337,6 +334,30 @@ class EndpointsDiscovery(http.server.ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
+    def __enter__(self):
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class EndpointsDiscovery(LoopbackServer):
+    """Prometheus' Kubernetes discovery (role endpoints) over HTTP, for a Prometheus built without it:
+    GET /endpoints?namespace=A&namespace=B (none: every namespace) answers with the target groups of
+    the Endpoints there, read from the API server on each request. A context manager."""
+
+    def __init__(self, kube: Kube):
+        self.kube = kube
+        super().__init__(self.answer)
+
+    def answer(self, path: str) -> tuple[str, bytes]:
+        url = urllib.parse.urlsplit(path)
+        if url.path != "/endpoints":
+            raise LookupError(url.path)
+        return "application/json", json.dumps(self.targets(urllib.parse.parse_qs(url.query).get("namespace", []))).encode()
+
     def targets(self, namespaces: list[str]) -> list[dict]:
         groups = []
         for prefix in [f"/api/v1/namespaces/{n}" for n in namespaces] or ["/api/v1"]:
@@ -348,14 +369,6 @@ class EndpointsDiscovery(http.server.ThreadingHTTPServer):
                                      if o["metadata"]["namespace"] == namespace}
                 groups += endpoints_targets(endpoints, same("services"), same("pods"))
         return groups
-
-    def __enter__(self) -> "EndpointsDiscovery":
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.shutdown()
-        self.server_close()
 
 
 def seconds(duration: str) -> float:

@@ -14,16 +14,14 @@ real node:
 
 from __future__ import annotations
 
-import http.server
 import json
 import shutil
-import threading
 
 import pytest
 import yaml
 
 from dashboards import ask, dashboard_queries, grafana_builtins, rule_queries
-from prometheus import EndpointsDiscovery, Prometheus, endpoint_job, prometheus_config, service_monitors
+from prometheus import EndpointsDiscovery, LoopbackServer, Prometheus, endpoint_job, prometheus_config, service_monitors
 from realnode import wait_for
 from releases import ROOT, attempt
 
@@ -95,41 +93,22 @@ WORKLOADS = [  # (name, namespace, Service labels, ports); the comment says whic
 ]
 
 
-class Recorder(http.server.ThreadingHTTPServer):
+class Recorder(LoopbackServer):
     """A loopback HTTP proxy that answers every request with SCRAPED and records the URLs asked for."""
 
     def __init__(self):
         self.asked: set[str] = set()
-        recorder = self
+        super().__init__(self.answer)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                recorder.asked.add(self.path)
-                body = SCRAPED.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        super().__init__(("127.0.0.1", 0), Handler)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
+    def answer(self, path: str) -> tuple[str, bytes]:
+        self.asked.add(path)
+        return "text/plain; version=0.0.4", SCRAPED.encode()
 
 
 @pytest.fixture(scope="module")
 def recorder():
-    server = Recorder()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with Recorder() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

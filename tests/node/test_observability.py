@@ -17,10 +17,10 @@ import urllib.parse
 
 import pytest
 
-from conftest import NODE_NAME, ROOT
 from dashboards import check_dashboards, check_rules, report
 from prometheus import EndpointsDiscovery, Prometheus, prometheus_config, prometheus_rules, service_monitors
 from realnode import BRIDGE, POD_CIDR, wait_for
+from sharedcluster import ROOT
 from testbed import Kube
 
 NAMESPACE = "observed"
@@ -30,7 +30,7 @@ EXPOSED = 'herald_observed_info{service="from-the-pod"} 1'
 DATA_TIMEOUT = 240
 
 
-def observed_objects(image: str) -> list[dict]:
+def observed_objects(image: str, node_name: str) -> list[dict]:
     """A non-root, read-only pod serving EXPOSED at /metrics; Service `observed` (port `metrics`
     selected, port `other` not) and Service `ignored` (not selected) in front of it; the ServiceMonitor."""
     labels = {"app": "observed"}
@@ -39,7 +39,7 @@ def observed_objects(image: str) -> list[dict]:
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "exporter", "namespace": NAMESPACE, "labels": labels},
          "spec": {
-             "nodeName": NODE_NAME,
+             "nodeName": node_name,
              "securityContext": {"runAsUser": 65532, "runAsGroup": 65532, "runAsNonRoot": True},
              "containers": [{
                  "name": "exporter", "image": image, "imagePullPolicy": "Never",
@@ -65,7 +65,7 @@ def up_targets(prometheus: Prometheus) -> list[dict]:
 
 
 def test_a_service_monitor_selected_pod_is_scraped_at_its_pod_address(node, busybox_image, tmp_path):
-    node.kube.apply(observed_objects(busybox_image))
+    node.kube.apply(observed_objects(busybox_image, node.name))
     node.kube.kubectl("wait", "-n", NAMESPACE, "--for=condition=Ready", "pod/exporter", "--timeout=120s")
     pod = node.kube.get(f"/api/v1/namespaces/{NAMESPACE}/pods/exporter")
     address = pod["status"]["podIP"]
