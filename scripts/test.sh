@@ -4,10 +4,9 @@
 #   2. Python tests of locust/, if it is a package (locust/pyproject.toml), with
 #      pytest in a venv under ~/.cache/herald/venv;
 #   3. the Java build and all its tests: mvn -B verify at the repository root;
-#   4. the Helm charts on a real Kubernetes control plane (scripts/k8s/test-charts.sh), after
-#      Maven because it reads what Maven's tests leave (contract classes, metric scrapes);
-#   5. the KEDA autoscaling scenario (scripts/k8s/test-keda.sh, pytest in tests/autoscaling);
-#   6. the real node: pods run by a kubelet on containerd (scripts/k8s/test-node.sh, tests/node).
+#   4. the KEDA autoscaling scenario (scripts/k8s/test-keda.sh, pytest in tests/autoscaling);
+#   5. one test cluster (kwok nodes and a real node: containerd, kubelet, kube-proxy) shared by the
+#      chart tests and the real-node tests (scripts/k8s/test-cluster.sh, tests/charts, tests/node).
 #
 # Usage: scripts/test.sh [extra Maven arguments, e.g. -pl :gateway -am]
 #
@@ -84,16 +83,18 @@ if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
   (cd "$LOCUST_DIR" && "${VENV}/bin/python" -m pytest -q -m smoke) || failed+=("Locust smoke runs (locust/)")
 fi
 
-log "Kubernetes: chart checks (scripts/k8s/test-charts.sh)"
-bash "${HERALD_ROOT}/scripts/k8s/test-charts.sh" || failed+=("chart checks (charts/, scripts/k8s/test-charts.sh)")
 
 # KEDA autoscaling on a real control plane (docs/autoscaling.md); uses the jars mvn verify built.
 log "KEDA autoscaling scenario: scripts/k8s/test-keda.sh"
 bash "${HERALD_ROOT}/scripts/k8s/test-keda.sh" || failed+=("KEDA autoscaling scenario (tests/autoscaling)")
 
-# A real node (containerd, kubelet, kube-proxy, CoreDNS) running real pods; last, see its header.
-log "Kubernetes: real node (scripts/k8s/test-node.sh)"
-bash "${HERALD_ROOT}/scripts/k8s/test-node.sh" || failed+=("real node (tests/node, scripts/k8s/test-node.sh)")
+# One cluster with kwok nodes and a real node (containerd, kubelet, kube-proxy, CoreDNS) for the chart
+# tests and the real-node tests; last: a teardown that left iptables chains behind cannot break the
+# suites before it. After Maven: the chart tests read what Maven's tests leave (contract classes,
+# metric scrapes).
+log "Kubernetes: the shared test cluster (scripts/k8s/test-cluster.sh)"
+bash "${HERALD_ROOT}/scripts/k8s/test-cluster.sh" ||
+  failed+=("cluster tests (tests/charts, tests/node; scripts/k8s/test-cluster.sh)")
 
 if ((${#failed[@]})); then
   printf 'FAILED: %s\n' "${failed[@]}" >&2

@@ -194,8 +194,7 @@ state = "{self.directory / 'containerd-state'}"
         wait_for("containerd's CRI plugin", lambda: any(
             line.split()[:2] == ["io.containerd.grpc.v1", "cri"] and line.split()[-1] == "ok"
             for line in self.ctr("plugins", "ls").splitlines()), alive=self.alive)
-        for image_name, tarball in self.images.items():
-            self.ctr("images", "import", "--index-name", image_name, str(tarball))
+        import_images(self.socket, self.images)
 
     def start_kubelet(self) -> None:
         config = self.directory / "kubelet.yaml"
@@ -337,6 +336,13 @@ state = "{self.directory / 'containerd-state'}"
                                 container], capture_output=True)
         except RuntimeError:
             pass
+
+
+def import_images(socket: Path, images: dict[str, Path]) -> None:
+    """Docker-save tarballs into the node's containerd, under the names its CRI looks for."""
+    for image_name, tarball in images.items():
+        run(["ctr", "--address", str(socket), "-n", "k8s.io", "images", "import", "--index-name", image_name,
+             str(tarball)])
 
 
 def node_processes(directory: Path) -> list[int]:

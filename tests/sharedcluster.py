@@ -7,7 +7,8 @@ do); the kwok nodes take the rest.
 The API server binds the node's address (NODE_IP, on the bridge the node makes first), so pods reach
 it through the kubernetes Service, with the CA the controller-manager publishes.
 
-    python tests/sharedcluster.py run DIR -- COMMAND...   brings the cluster up in DIR, runs each
+    python tests/sharedcluster.py run DIR [--images=KIND,...] -- COMMAND...   brings the cluster up in
+        DIR with the images of scripts/k8s/images.sh KINDs on its node (default busybox), runs each
         COMMAND (separate commands with `--`) with HERALD_TEST_CLUSTER=DIR/cluster.json in its
         environment, tears the cluster down and fails if the teardown left anything or a command
         failed. Suites attach to the cluster that variable names (attach()) instead of making one.
@@ -37,10 +38,17 @@ KWOK_NODES = 3  # the chart tests spread replicas over three zones
 ENV = "HERALD_TEST_CLUSTER"
 
 
+def built_images(kind: str) -> dict[str, Path]:
+    """scripts/k8s/images.sh KIND (cached where it can be): the names to import the images under, and
+    their tarballs (`services` makes one per service)."""
+    printed = run(["bash", str(ROOT / "scripts/k8s/images.sh"), kind])
+    return {name: Path(tarball) for name, tarball in (line.split() for line in printed.splitlines() if line.strip())}
+
+
 def built_image(kind: str) -> tuple[str, Path]:
-    """scripts/k8s/images.sh KIND (cached): the name to import the image under, and its tarball."""
-    name, tarball = run(["bash", str(ROOT / "scripts/k8s/images.sh"), kind]).split()
-    return name, Path(tarball)
+    """The one image of KIND: its name and tarball."""
+    (name, tarball), = built_images(kind).items()
+    return name, tarball
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,10 @@ class Attached:
     @property
     def name(self) -> str:  # what tests call the real node by, like realnode.Node.name
         return self.node_name
+
+    @property
+    def socket(self) -> Path:  # the node's containerd, like realnode.Node.socket
+        return self.directory / "node" / "containerd.sock"
 
 
 def attach() -> Attached | None:
@@ -74,7 +86,9 @@ class SharedCluster:
     def up(self) -> Attached:
         folders = use_tools(ROOT)
         pause, pause_tar = built_image("pause")
-        images = {pause: pause_tar} | dict(built_image(kind) for kind in self.kinds)
+        images = {pause: pause_tar}
+        for kind in self.kinds:
+            images |= built_images(kind)
         self.node = Node(self.directory / "node", None, images, pause, folders["HERALD_K8S_BIN"], NODE_NAME,
                          taints=[REAL_NODE_TAINT])
         self.control_plane = ControlPlane(ROOT, self.directory / "control-plane", {
@@ -96,8 +110,8 @@ class SharedCluster:
         return left
 
 
-def run_suites(directory: Path, commands: list[list[str]]) -> int:
-    cluster = SharedCluster(directory, ["busybox"])
+def run_suites(directory: Path, kinds: list[str], commands: list[list[str]]) -> int:
+    cluster = SharedCluster(directory, kinds)
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -121,6 +135,9 @@ def run_suites(directory: Path, commands: list[list[str]]) -> int:
 
 
 def main(arguments: list[str]) -> int:
+    kinds = ["busybox"]
+    if len(arguments) > 2 and arguments[0] == "run" and arguments[2].startswith("--images="):
+        kinds = arguments.pop(2).removeprefix("--images=").split(",")
     if len(arguments) < 4 or arguments[0] != "run" or arguments[2] != "--":
         print(__doc__, file=sys.stderr)
         return 2
@@ -134,7 +151,7 @@ def main(arguments: list[str]) -> int:
     commands.append(current)
     directory = Path(arguments[1]).resolve()
     directory.mkdir(parents=True, exist_ok=True)
-    return run_suites(directory, [c for c in commands if c])
+    return run_suites(directory, kinds, [c for c in commands if c])
 
 
 if __name__ == "__main__":

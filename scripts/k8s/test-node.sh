@@ -17,13 +17,10 @@ set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
-COREDNS_VERSION=1.15.0
-
 ((EUID == 0)) || die "the real node needs root (containerd, network namespaces, iptables)"
 started=$SECONDS
-log "tools: testbed build (kube binaries with kubelet and kube-proxy; cached), CoreDNS ${COREDNS_VERSION}"
+log "tools: testbed build (kube binaries with kubelet and kube-proxy, CoreDNS; cached)"
 bash "${HERALD_ROOT}/scripts/k8s/testbed.sh" build
-bash "${HERALD_ROOT}/scripts/k8s/testbed.sh" tool coredns "github.com/coredns/coredns@v${COREDNS_VERSION}" >/dev/null
 log "images: pause and busybox (scripts/k8s/images.sh; cached)"
 bash "${HERALD_ROOT}/scripts/k8s/images.sh" pause >/dev/null
 bash "${HERALD_ROOT}/scripts/k8s/images.sh" busybox >/dev/null

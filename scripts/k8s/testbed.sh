@@ -6,7 +6,7 @@
 #         bin/kube-apiserver, bin/kube-controller-manager, bin/kube-scheduler, bin/kubectl, and
 #         bin/kubelet, bin/kube-proxy for the real node (tests/realnode.py)
 #         (Kubernetes v1.31.4, built from the Go module k8s.io/kubernetes through a wrapper module),
-#         bin/kwok (v0.6.1) and bin/helm (v3.16.3) (go install),
+#         bin/kwok (v0.6.1), bin/helm (v3.16.3) and bin/coredns (v1.15.0) (go install),
 #         crds/*.yaml: the CRDs of KEDA, the RabbitMQ cluster and messaging-topology
 #         operators and prometheus-operator, read from their Go modules (go mod download).
 #       Installs Debian's etcd-server if there is no etcd. Idempotent: a warm run takes seconds.
@@ -54,6 +54,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 K8S_VERSION=1.31.4
 KWOK_VERSION=0.6.1
 HELM_VERSION=3.16.3
+COREDNS_VERSION=1.15.0
 KEDA_VERSION=2.16.1
 RABBITMQ_CLUSTER_OPERATOR_VERSION=2.11.0
 RABBITMQ_TOPOLOGY_OPERATOR_VERSION=1.15.0
@@ -246,6 +247,8 @@ cmd_build() {
   build_control_plane
   build_go_tool kwok "sigs.k8s.io/kwok/cmd/kwok@v${KWOK_VERSION}"
   build_go_tool helm "helm.sh/helm/v3/cmd/helm@v${HELM_VERSION}"
+  # the real node's cluster DNS (tests/realnode.py)
+  build_go_tool coredns "github.com/coredns/coredns@v${COREDNS_VERSION}"
   fetch_crds
   write_kwok_stages
 }

@@ -19,6 +19,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
 from releases import (CHARTS, CHARTS_DIR, NAMESPACE, ROOT, API_VERSIONS, Cluster, attempt,  # noqa: E402
                       ci_scenarios, helm_test, install, roll_back, scenario_id, uninstall, upgrade)
+from sharedcluster import attach  # noqa: E402
 from testbed import ControlPlane, run, tear_down_on_sigterm, use_tools  # noqa: E402
 
 tear_down_on_sigterm()  # the control plane goes down with the session
@@ -60,7 +61,14 @@ def rendered(helm_charts, tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def cluster(helm_charts, tmp_path_factory):
-    """A control plane with three kwok nodes and the operators' CRDs, and the releases' namespace."""
+    """A control plane with three kwok nodes and the operators' CRDs, and the releases' namespace: the
+    run's shared cluster (tests/sharedcluster.py; its real node is tainted, so the releases' pods land
+    on the kwok nodes), or one of the session's own."""
+    shared = attach()
+    if shared is not None:
+        shared.kube.kubectl("create", "namespace", NAMESPACE)
+        yield Cluster(shared.kube)
+        return
     directory = tmp_path_factory.mktemp("k8s")
     control_plane = ControlPlane(ROOT, directory, {"HERALD_K8S_NODES": "3"})
     try:

@@ -17,8 +17,9 @@ import pytest
 # The shared cluster modules: tests/testbed.py and tests/realnode.py.
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
-from realnode import Node  # noqa: E402
-from sharedcluster import NODE_NAME, SharedCluster, attach, built_image  # noqa: E402
+from heraldnode import IMAGE_KINDS, Herald  # noqa: E402
+from realnode import Node, import_images  # noqa: E402
+from sharedcluster import NODE_NAME, SharedCluster, attach, built_image, built_images  # noqa: E402
 from testbed import tear_down_on_sigterm  # noqa: E402
 
 
@@ -56,3 +57,20 @@ def node(request):
     """The shared cluster's real node (tests/sharedcluster.py) when the run has one, else a node of
     this session's own (node_factory)."""
     return attach() or request.getfixturevalue("node_factory")()
+
+
+@pytest.fixture(scope="session")
+def platform(node, busybox_image, tmp_path_factory) -> Herald:
+    """Herald installed on the real node (tests/heraldnode.py): the images built here imported into
+    the node's containerd, the RabbitMQ operators, every release Ready. Uninstalled at the end."""
+    from rabbitmq_operators import install_operators  # the RabbitMQ operators' images and manifests
+
+    images = {}
+    for kind in IMAGE_KINDS:
+        images |= built_images(kind)
+    import_images(node.socket, images)
+    herald = Herald(node.kube, busybox_image)
+    work = tmp_path_factory.mktemp("operators")
+    herald.install(lambda kube: install_operators(kube, work))
+    yield herald
+    herald.uninstall()

@@ -1,0 +1,107 @@
+"""Herald installed for real on the real node of a test cluster (tests/sharedcluster.py): the RabbitMQ
+operators (tests/rabbitmq_operators.py), then every release the README installs, from the charts with
+their ci/node-values.yaml (images built here, pulled never; a toleration of the real node's taint and
+a selector of its label), each waited for through its real probes. The host reaches the releases'
+Services at their ClusterIPs through kube-proxy, as a client inside the cluster would.
+
+Standard library only, like tests/testbed.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testbed import Kube
+
+ROOT = Path(__file__).resolve().parents[1]
+CHARTS = ROOT / "charts"
+NAMESPACE = "herald-live"
+# Release -> chart, in the README's install order (the sandbox stands in for FCM and APNs).
+RELEASES = {"herald-platform": "push-platform", "herald-provider-sandbox": "provider-sandbox",
+            "herald-dispatcher": "dispatcher", "herald-gateway": "gateway",
+            "herald-connection-manager": "connection-manager"}
+# The images the node needs (scripts/k8s/images.sh kinds): the services', RabbitMQ's, Redis's, the
+# operators', and busybox for `helm test`.
+IMAGE_KINDS = ["services", "rabbitmq", "redis", "rabbitmq-operators", "busybox"]
+INSTALL_TIMEOUT = "600s"  # four JVMs starting on two shared cores, RabbitMQ booting
+
+
+def values_file(chart: str) -> Path:
+    return CHARTS / chart / "ci" / "node-values.yaml"
+
+
+@dataclass
+class Herald:
+    """The releases in `namespace` of the cluster behind `kube`; `test_image` is busybox's name on
+    the node (the `helm test` pods' image)."""
+
+    kube: Kube
+    test_image: str
+    namespace: str = NAMESPACE
+    installed: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------ install
+
+    def install(self, operators) -> None:
+        """`operators(kube)` brings up the RabbitMQ operators (tests/rabbitmq_operators.py); then every
+        release in order, each `helm install --wait` (so every pod passed its readiness probe)."""
+        operators(self.kube)
+        self.kube.kubectl("create", "namespace", self.namespace)
+        for release, chart in RELEASES.items():
+            self.helm_install(release, chart)
+        self.wait_for_rabbitmq_queues()
+
+    def helm_install(self, release: str, chart: str, *extra: str) -> None:
+        self.kube.helm("upgrade", "--install", release, str(CHARTS / chart), "-n", self.namespace,
+                       "-f", str(values_file(chart)), "--set", f"tests.image={self.test_image}",
+                       "--wait", "--timeout", INSTALL_TIMEOUT, *extra)
+        if release not in self.installed:
+            self.installed.append(release)
+
+    def wait_for_rabbitmq_queues(self, timeout: float = 300) -> None:
+        """The topology operator made every Queue (status Ready) before the services need them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            queues = json.loads(self.kube.kubectl("get", "queues.rabbitmq.com", "-n", self.namespace, "-o", "json"))
+            pending = [q["metadata"]["name"] for q in queues["items"]
+                       if not any(c["type"] == "Ready" and c["status"] == "True"
+                                  for c in q.get("status", {}).get("conditions", []))]
+            if queues["items"] and not pending:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"queues not Ready after {timeout:.0f} s: {pending}")
+            time.sleep(2)
+
+    # ------------------------------------------------------------ where things answer
+
+    def cluster_ip(self, service: str) -> str:
+        return self.kube.kubectl("get", "service", service, "-n", self.namespace,
+                                 "-o", "jsonpath={.spec.clusterIP}").strip()
+
+    def service_url(self, service: str, port: int) -> str:
+        return f"http://{self.cluster_ip(service)}:{port}"
+
+    def secret_value(self, secret: str, key: str) -> str:
+        encoded = self.kube.kubectl("get", "secret", secret, "-n", self.namespace, "-o", f"jsonpath={{.data.{key}}}")
+        return base64.b64decode(encoded).decode()
+
+    @property
+    def admin_token(self) -> str:
+        return self.secret_value("herald-app", "admin-token")
+
+    # ------------------------------------------------------------ lifecycle
+
+    def helm_test(self, release: str) -> str:
+        return self.kube.helm("test", release, "-n", self.namespace, "--timeout", "300s", "--logs")
+
+    def pods(self) -> list[dict]:
+        return json.loads(self.kube.kubectl("get", "pods", "-n", self.namespace, "-o", "json"))["items"]
+
+    def uninstall(self) -> None:
+        for release in reversed(self.installed):
+            self.kube.helm("uninstall", release, "-n", self.namespace, "--wait", "--timeout", "300s")
+        self.installed.clear()
