@@ -103,7 +103,8 @@ def variable_values(dashboard: dict, prometheus: Prometheus, builtins: dict[str,
 
 def grafana_builtins(prometheus: Prometheus) -> dict[str, str]:
     scrape = int(longest_scrape_interval(prometheus.config))
-    return {"__rate_interval": f"{max(scrape + scrape, 4 * scrape)}s", "__interval": f"{scrape}s",
+    interval = scrape  # $__interval: a short time range on a wide panel gives no coarser step
+    return {"__rate_interval": f"{max(interval + scrape, 4 * scrape)}s", "__interval": f"{interval}s",
             "__range": "1h"}
 
 
