@@ -3,8 +3,8 @@ real node:
 - made from every ServiceMonitor the charts render (and ones using the selector forms the charts do
   not), it passes `promtool check config`;
 - Debian's Prometheus, given the configuration made from the ServiceMonitors in the test control
-  plane and discovering through tests/prometheus.py's EndpointsDiscovery, keeps exactly the targets their selectors, namespaceSelectors and ports select among
-  Services of kwok pods, with the operator's labels, scrapes them at the endpoint's path, and keeps
+  plane and discovering through tests/prometheus.py's EndpointsDiscovery, keeps exactly the targets
+  their selectors, namespaceSelectors and ports select among Services of kwok pods, with the operator's labels, scrapes them at the endpoint's path, and keeps
   the scraped `service` label only where honorLabels says so. The pods' addresses are kwok's
   (nothing answers there): each ServiceMonitor names a loopback proxy (proxyUrl) that answers every
   scrape and records the URL that Prometheus asked for, so no packet leaves loopback;
@@ -15,7 +15,6 @@ real node:
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 import yaml
@@ -24,17 +23,11 @@ from dashboards import ask, dashboard_queries, grafana_builtins, rule_queries
 from prometheus import EndpointsDiscovery, LoopbackServer, Prometheus, endpoint_job, prometheus_config, service_monitors
 from realnode import wait_for
 from releases import ROOT, attempt
+from test_alert_rules import promtool  # noqa: F401 (a fixture)
 
 NAMESPACE = "scrape-config"
 OTHER_NAMESPACE = "scrape-config-other"
 SCRAPED = 'demo_requests_total{service="from-the-app"} 7\n'
-
-
-@pytest.fixture(scope="module")
-def promtool() -> str:
-    path = shutil.which("promtool")
-    assert path, "no promtool on PATH: scripts/install-deps.sh installs Debian's prometheus package"
-    return path
 
 
 def monitor(name: str, selector: dict, endpoints: list[dict], namespace_selector: dict | None = None,
