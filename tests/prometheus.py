@@ -224,6 +224,45 @@ def prometheus_config(monitors: list[dict], discovery_url: str, rule_files: list
     return config
 
 
+def label_selector(selector: dict) -> str:
+    """A ServiceMonitor's selector as the API server's labelSelector parameter."""
+    terms = [f"{key}={value}" for key, value in sorted((selector.get("matchLabels") or {}).items())]
+    for expression in selector.get("matchExpressions") or []:
+        key, values = expression["key"], ",".join(expression.get("values") or [])
+        terms.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key,
+                      "DoesNotExist": f"!{key}"}[expression["operator"]])
+    return ",".join(terms)
+
+
+def selected_pods(kube: Kube, monitors: list[dict]) -> set[tuple[str, str, str]]:
+    """(namespace, pod, port name) of every address that the ServiceMonitors select, from the API
+    server alone: the Services their selectors match in their namespaces, those Services' Endpoints
+    on the endpoints' port names. What target_pods() of the scraped targets should equal."""
+    selected = set()
+    for monitor in monitors:
+        spec = monitor["spec"]
+        namespaces = spec.get("namespaceSelector") or {}
+        prefixes = ["/api/v1"] if namespaces.get("any") else \
+            [f"/api/v1/namespaces/{n}" for n in namespaces.get("matchNames") or [monitor["metadata"]["namespace"]]]
+        query = urllib.parse.urlencode({"labelSelector": label_selector(spec.get("selector") or {})})
+        for prefix in prefixes:
+            for service in kube.get(f"{prefix}/services?{query}")["items"]:
+                endpoints = kube.get(f"/api/v1/namespaces/{service['metadata']['namespace']}/endpoints/"
+                                     f"{service['metadata']['name']}") or {}
+                for subset in endpoints.get("subsets") or []:
+                    for port in subset.get("ports") or []:
+                        for endpoint in spec.get("endpoints") or []:
+                            if port.get("name") == endpoint.get("port"):
+                                selected |= {(service["metadata"]["namespace"], a["targetRef"]["name"], port["name"])
+                                             for a in subset.get("addresses") or []}
+    return selected
+
+
+def target_pods(targets: list[dict]) -> set[tuple[str, str, str]]:
+    """(namespace, pod, endpoint) of Prometheus' targets (Prometheus.targets())."""
+    return {(t["labels"].get("namespace"), t["labels"].get("pod"), t["labels"].get("endpoint")) for t in targets}
+
+
 def object_labels(kind: str, metadata: dict) -> dict[str, str]:
     """An object's labels and annotations as Prometheus' Kubernetes discovery names them."""
     found = {}

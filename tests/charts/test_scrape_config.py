@@ -8,6 +8,9 @@ real node:
   the scraped `service` label only where honorLabels says so. The pods' addresses are kwok's
   (nothing answers there): each ServiceMonitor names a loopback proxy (proxyUrl) that answers every
   scrape and records the URL that Prometheus asked for, so no packet leaves loopback;
+- the charts' own ServiceMonitors, as installed (tests/charts/releases.py), make Prometheus scrape
+  every pod of their release on port `http` (the same proxy stands in for the kwok pods), exactly
+  the pods the API server lists behind the Services their selectors match;
 - every dashboard query and every alert rule of the charts is a valid expression once the
   dashboards' variables are substituted (a Prometheus with no targets answers them without error).
 """
@@ -20,9 +23,10 @@ import pytest
 import yaml
 
 from dashboards import ask, dashboard_queries, grafana_builtins, rule_queries
-from prometheus import EndpointsDiscovery, LoopbackServer, Prometheus, endpoint_job, prometheus_config, service_monitors
+from prometheus import (EndpointsDiscovery, LoopbackServer, Prometheus, endpoint_job, prometheus_config, selected_pods,
+                        service_monitors, target_pods)
 from realnode import wait_for
-from releases import ROOT, attempt
+from releases import NAMESPACE as RELEASES_NAMESPACE, ROOT, attempt
 from test_alert_rules import promtool  # noqa: F401 (a fixture)
 
 NAMESPACE = "scrape-config"
@@ -186,6 +190,24 @@ def test_prometheus_keeps_exactly_the_targets_the_service_monitors_select(cluste
         scraped = {s["metric"]["job"]: s["metric"] for s in prometheus.query("demo_requests_total")}
         assert scraped["backend"]["service"] == "from-the-app", scraped
         assert scraped["demo"]["service"] == "frontend" and scraped["demo"]["exported_service"] == "from-the-app", scraped
+
+
+def test_the_charts_service_monitors_select_every_pod_of_their_release(cluster, installed, recorder, tmp_path):
+    monitors = [m for m in service_monitors(cluster.kube) if m["metadata"]["namespace"] == RELEASES_NAMESPACE]
+    for m in monitors:  # no packet to kwok's addresses: the scrapes go to the loopback proxy
+        for endpoint in m["spec"]["endpoints"]:
+            endpoint["proxyUrl"] = recorder.url
+    selected = selected_pods(cluster.kube, monitors)
+    releases = {pod.rsplit("-", 2)[0] for _, pod, _ in selected}
+    assert {"herald-dispatcher", "herald-gateway", "herald-connection-manager"} <= releases, selected
+    with EndpointsDiscovery(cluster.kube) as discovery, \
+            Prometheus(tmp_path / "prometheus", prometheus_config(monitors, discovery.url)) as prometheus:
+        targets = wait_for("a target for every selected pod",
+                           lambda: (t := prometheus.targets()) and target_pods(t) >= selected and t,
+                           timeout=60, alive=prometheus.alive)
+    assert target_pods(targets) == selected, targets
+    assert {t["labels"]["endpoint"] for t in targets} == {"http"}
+    assert {t["scrapeUrl"].split("/", 3)[3] for t in targets} == {"actuator/prometheus"}
 
 
 def test_every_dashboard_query_and_alert_rule_is_a_valid_expression(rendered, tmp_path):

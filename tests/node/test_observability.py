@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import ipaddress
 import subprocess
-import urllib.parse
 
 import pytest
 
 from dashboards import check_dashboards, check_rules, report
 from heraldnode import Herald
-from prometheus import EndpointsDiscovery, Prometheus, prometheus_config, prometheus_rules, service_monitors
+from prometheus import (EndpointsDiscovery, Prometheus, prometheus_config, prometheus_rules, selected_pods,
+                        service_monitors, target_pods)
 from realnode import BRIDGE, POD_CIDR, wait_for
 from sharedcluster import ROOT
-from testbed import Kube
 
 NAMESPACE = "observed"
 EXPOSED = 'herald_observed_info{service="from-the-pod"} 1'
@@ -90,39 +89,6 @@ def test_a_service_monitor_selected_pod_is_scraped_at_its_pod_address(node, busy
     node.kube.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
 
 
-def label_selector(selector: dict) -> str:
-    """A ServiceMonitor's selector as the API server's labelSelector parameter."""
-    terms = [f"{key}={value}" for key, value in sorted((selector.get("matchLabels") or {}).items())]
-    for expression in selector.get("matchExpressions") or []:
-        key, values = expression["key"], ",".join(expression.get("values") or [])
-        terms.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key,
-                      "DoesNotExist": f"!{key}"}[expression["operator"]])
-    return ",".join(terms)
-
-
-def selected_pods(kube: Kube, monitors: list[dict]) -> set[tuple[str, str, str]]:
-    """(namespace, pod, port name) of every address that the ServiceMonitors select, from the API
-    server alone: the Services their selectors match in their namespaces, those Services' Endpoints."""
-    selected = set()
-    for monitor in monitors:
-        spec = monitor["spec"]
-        namespaces = spec.get("namespaceSelector") or {}
-        prefixes = ["/api/v1"] if namespaces.get("any") else \
-            [f"/api/v1/namespaces/{n}" for n in namespaces.get("matchNames") or [monitor["metadata"]["namespace"]]]
-        query = urllib.parse.urlencode({"labelSelector": label_selector(spec.get("selector") or {})})
-        for prefix in prefixes:
-            for service in kube.get(f"{prefix}/services?{query}")["items"]:
-                endpoints = kube.get(f"/api/v1/namespaces/{service['metadata']['namespace']}/endpoints/"
-                                     f"{service['metadata']['name']}") or {}
-                for subset in endpoints.get("subsets") or []:
-                    for port in subset.get("ports") or []:
-                        for endpoint in spec.get("endpoints") or []:
-                            if port.get("name") == endpoint.get("port"):
-                                selected |= {(service["metadata"]["namespace"], a["targetRef"]["name"], port["name"])
-                                             for a in subset.get("addresses") or []}
-    return selected
-
-
 @pytest.fixture(scope="module")
 def installed_platform(request):
     """The `platform` fixture of tests/node/conftest.py (Herald installed on the real node): kube,
@@ -148,9 +114,7 @@ def test_prometheus_scrapes_every_selected_pod_and_every_dashboard_query_has_dat
         installed_platform.send_demo_traffic()
 
         def missing() -> set:
-            up = {(t["labels"].get("namespace"), t["labels"].get("pod"), t["labels"].get("endpoint"))
-                  for t in up_targets(prometheus)}
-            return selected - up
+            return selected - target_pods(up_targets(prometheus))
 
         try:
             wait_for("every selected pod an up target", lambda: not missing(), timeout=120, alive=prometheus.alive)
