@@ -93,6 +93,20 @@ class Herald:
     def admin_token(self) -> str:
         return self.secret_value("herald-app", "admin-token")
 
+    def demo_target(self):
+        from herald_load.demo import DemoTarget
+
+        return DemoTarget(dispatcher=self.service_url("herald-dispatcher", 8080),
+                          sandbox=self.service_url("herald-provider-sandbox", 9090),
+                          mqtt_host=self.cluster_ip("herald-connection-manager-mqtt"), mqtt_port=1883)
+
+    def send_demo_traffic(self, say=lambda line: None) -> None:
+        """The demo through the Services: an FCM push `sent` at the sandbox, an MQTT push `delivered`
+        (herald_load.demo; DemoError if a step fails). Traffic for every service's metrics."""
+        from herald_load.demo import run_demo
+
+        run_demo(self.demo_target(), self.admin_token, say=say)
+
     # ------------------------------------------------------------ lifecycle
 
     def helm_test(self, release: str) -> str:
@@ -105,3 +119,63 @@ class Herald:
         for release in reversed(self.installed):
             self.kube.helm("uninstall", release, "-n", self.namespace, "--wait", "--timeout", "300s")
         self.installed.clear()
+
+
+# ---------------------------------------------------------------- try it: the README's command
+
+def try_it(directory: Path) -> int:
+    """scripts/k8s/try-node.sh: the shared cluster with Herald installed and the demo run through its
+    Services; then it waits (Ctrl-C or SIGTERM tears everything down, with the leftover check)."""
+    import signal
+    import threading
+
+    from herald_load.demo import DemoError
+    from rabbitmq_operators import install_operators
+    from realnode import import_images
+    from sharedcluster import SharedCluster, built_image, built_images
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    cluster = SharedCluster(directory, ["busybox"])
+    rc = 0
+    try:
+        print(f"==> bringing up a control plane and a real node in {directory}", flush=True)
+        attached = cluster.up()
+        print("==> building (or finding cached) the images and importing them into the node", flush=True)
+        images = {}
+        for kind in IMAGE_KINDS:
+            images |= built_images(kind)
+        import_images(attached.socket, images)
+        herald = Herald(attached.kube, built_image("busybox")[0])
+        print(f"==> installing the RabbitMQ operators and Herald's releases ({', '.join(RELEASES)})", flush=True)
+        herald.install(lambda kube: install_operators(kube, directory / "operators"))
+        token_file = directory / "admin-token"
+        token_file.touch(mode=0o600)
+        token_file.write_text(herald.admin_token + "\n")
+        target = herald.demo_target()
+        herald.send_demo_traffic(say=print)
+        print(f"""
+Herald runs on the local node. From this machine:
+  export KUBECONFIG={attached.kube.kubeconfig}
+  kubectl get pods -n {herald.namespace}
+  curl -H "Authorization: Bearer $(cat {token_file})" {target.dispatcher}/v1/apps
+  dispatcher {target.dispatcher}   MQTT {target.mqtt_host}:1883   sandbox {target.sandbox}
+Ctrl-C tears the node and the control plane down.""", flush=True)
+        stop.wait()
+    except DemoError as error:
+        print(f"ERROR: {error}")
+        rc = 1
+    finally:
+        print("==> tearing down", flush=True)
+        left = cluster.down()
+        if left:
+            print("the teardown left:\n" + "\n".join(left))
+            rc = 1
+    return rc
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(try_it(Path(sys.argv[1]).resolve()) if len(sys.argv) == 2 else 2)
