@@ -17,7 +17,6 @@ import subprocess
 import pytest
 
 from dashboards import check_dashboards, check_rules, report
-from heraldnode import Herald
 from prometheus import (EndpointsDiscovery, Prometheus, prometheus_config, prometheus_rules, selected_pods,
                         service_monitors, target_pods)
 from realnode import BRIDGE, POD_CIDR, wait_for
@@ -91,11 +90,8 @@ def test_a_service_monitor_selected_pod_is_scraped_at_its_pod_address(node, busy
 
 @pytest.fixture(scope="module")
 def installed_platform(request):
-    """The `platform` fixture of tests/node/conftest.py (Herald installed on the real node): kube,
-    namespace, send_demo_traffic(). Skipped until the install is wired up, which is when
-    tests/heraldnode.py's Herald can send the demo traffic."""
-    if not hasattr(Herald, "send_demo_traffic"):
-        pytest.skip("tests/heraldnode.py's Herald has no send_demo_traffic() yet (Herald on the real node)")
+    """The `platform` fixture of tests/node/conftest.py (Herald installed on the real node, a
+    tests/heraldnode.py Herald): kube, namespace, send_demo_traffic()."""
     try:
         return request.getfixturevalue("platform")
     except pytest.FixtureLookupError:
