@@ -131,6 +131,6 @@ def test_prometheus_scrapes_every_selected_pod_and_every_dashboard_query_has_dat
         rule_answers = check_rules(prometheus, rules)
         print(report(rule_answers))
     empty = [f"{a.query.source} / {a.query.name}: {a.error or 'no data'}" for a in answers if not a.has_data]
-    assert not empty, "dashboard queries without data:\n" + "\n".join(empty)
     failing = [f"{a.query.source} / {a.query.name}: {a.error}" for a in rule_answers if a.error]
-    assert not failing, "alert rules that do not evaluate:\n" + "\n".join(failing)
+    assert not empty and not failing, ("dashboard queries without data:\n" + "\n".join(empty)
+                                       + "\nalert rules that do not evaluate:\n" + "\n".join(failing))
