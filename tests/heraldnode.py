@@ -24,9 +24,9 @@ NAMESPACE = "herald-live"
 RELEASES = {"herald-platform": "push-platform", "herald-provider-sandbox": "provider-sandbox",
             "herald-dispatcher": "dispatcher", "herald-gateway": "gateway",
             "herald-connection-manager": "connection-manager"}
-# The images the node needs (scripts/k8s/images.sh kinds): the services', RabbitMQ's, Redis's, the
-# operators', and busybox for `helm test`.
-IMAGE_KINDS = ["services", "rabbitmq", "redis", "rabbitmq-operators", "busybox"]
+# The images Herald needs beyond those the shared cluster's node starts with (busybox for `helm test`,
+# RabbitMQ's and its operators': sharedcluster.py), as scripts/k8s/images.sh kinds.
+IMAGE_KINDS = ("services", "redis")
 INSTALL_TIMEOUT = "600s"  # four JVMs starting on two shared cores, RabbitMQ booting
 
 
@@ -41,18 +41,23 @@ class Herald:
 
     kube: Kube
     test_image: str
+    redis_image: str  # docker.io/local/redis:<Debian version> (scripts/k8s/images.sh redis)
     namespace: str = NAMESPACE
     installed: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------ install
 
-    def install(self, operators) -> None:
-        """`operators(kube)` brings up the RabbitMQ operators (tests/rabbitmq_operators.py); then every
-        release in order, each `helm install --wait` (so every pod passed its readiness probe)."""
-        operators(self.kube)
+    def install(self) -> None:
+        """Every release in order, each `helm install --wait` (so every pod passed its readiness
+        probe); the RabbitMQ operators must run already (tests/rabbitmq_operators.py)."""
         self.kube.kubectl("create", "namespace", self.namespace)
+        for chart in set(RELEASES.values()):  # the service charts' library chart (herald-lib) into charts/
+            if "\ndependencies:" in (CHARTS / chart / "Chart.yaml").read_text():
+                self.kube.helm("dependency", "build", str(CHARTS / chart))
         for release, chart in RELEASES.items():
-            self.helm_install(release, chart)
+            extra = ["--set-string", f"redis.standalone.image.tag={self.redis_image.rsplit(':', 1)[1]}"] \
+                if chart == "push-platform" else []
+            self.helm_install(release, chart, *extra)
         self.wait_for_rabbitmq_queues()
 
     def helm_install(self, release: str, chart: str, *extra: str) -> None:
@@ -110,7 +115,8 @@ class Herald:
     # ------------------------------------------------------------ lifecycle
 
     def helm_test(self, release: str) -> str:
-        return self.kube.helm("test", release, "-n", self.namespace, "--timeout", "300s", "--logs")
+        # (no --logs: the test pods' hook-delete-policy removes a pod that succeeded before helm reads it)
+        return self.kube.helm("test", release, "-n", self.namespace, "--timeout", "300s")
 
     def pods(self) -> list[dict]:
         return json.loads(self.kube.kubectl("get", "pods", "-n", self.namespace, "-o", "json"))["items"]
@@ -130,14 +136,14 @@ def try_it(directory: Path) -> int:
     import threading
 
     from herald_load.demo import DemoError
-    from rabbitmq_operators import install_operators
+    from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES, install_operators
     from realnode import import_images
     from sharedcluster import SharedCluster, built_image, built_images
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    cluster = SharedCluster(directory, ["busybox"])
+    cluster = SharedCluster(directory, ["busybox", *RABBITMQ_IMAGES])
     rc = 0
     try:
         print(f"==> bringing up a control plane and a real node in {directory}", flush=True)
@@ -147,9 +153,10 @@ def try_it(directory: Path) -> int:
         for kind in IMAGE_KINDS:
             images |= built_images(kind)
         import_images(attached.socket, images)
-        herald = Herald(attached.kube, built_image("busybox")[0])
+        herald = Herald(attached.kube, built_image("busybox")[0], built_image("redis")[0])
         print(f"==> installing the RabbitMQ operators and Herald's releases ({', '.join(RELEASES)})", flush=True)
-        herald.install(lambda kube: install_operators(kube, directory / "operators"))
+        install_operators(attached.kube)
+        herald.install()
         token_file = directory / "admin-token"
         token_file.touch(mode=0o600)
         token_file.write_text(herald.admin_token + "\n")

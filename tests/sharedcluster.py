@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
+from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES  # noqa: E402
 from realnode import NODE_IP, REAL_NODE_LABEL, Node  # noqa: E402
 from testbed import ControlPlane, Kube, run, use_tools  # noqa: E402
 
@@ -135,7 +136,7 @@ def run_suites(directory: Path, kinds: list[str], commands: list[list[str]]) -> 
 
 
 def main(arguments: list[str]) -> int:
-    kinds = ["busybox"]
+    kinds = ["busybox", *RABBITMQ_IMAGES]
     if len(arguments) > 2 and arguments[0] == "run" and arguments[2].startswith("--images="):
         kinds = arguments.pop(2).removeprefix("--images=").split(",")
     if len(arguments) < 4 or arguments[0] != "run" or arguments[2] != "--":

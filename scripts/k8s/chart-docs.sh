@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates what the charts' annotated values.yaml files generate:
-#   - README.md of herald-lib, push-platform and the service charts (helm-docs, from the `# --`
-#     comments; templates: charts/<chart>/README.md.gotmpl, charts/service-README.md.gotmpl);
-#   - values.schema.json of push-platform and the service charts (scripts/k8s/chart_schema.py,
-#     herald-lib's shared part composed into the service charts').
+#   - README.md of herald-lib, push-platform, provider-sandbox and the service charts (helm-docs,
+#     from the `# --` comments; templates: charts/<chart>/README.md.gotmpl, charts/service-README.md.gotmpl);
+#   - values.schema.json of push-platform, provider-sandbox and the service charts
+#     (scripts/k8s/chart_schema.py, herald-lib's shared part composed into the charts importing it).
 #
 #   scripts/k8s/chart-docs.sh [CHARTS_DIR]    (default: charts/; tests/charts/test_chart_docs.py
 #                                              runs it on a copy and compares)
@@ -28,10 +28,10 @@ services="$(IFS=,; echo "${SERVICE_CHARTS[*]}")"
 (
   cd "$charts"
   "$helm_docs" --log-level warning --sort-values-order file --chart-search-root . \
-    --chart-to-generate herald-lib,push-platform
+    --chart-to-generate herald-lib,push-platform,provider-sandbox
   "$helm_docs" --log-level warning --sort-values-order file --chart-search-root . \
     --chart-to-generate "$services" --template-files ../service-README.md.gotmpl
 )
-for chart in push-platform "${SERVICE_CHARTS[@]}"; do
+for chart in push-platform provider-sandbox "${SERVICE_CHARTS[@]}"; do
   "$python" "${K8S}/chart_schema.py" "${charts}/${chart}"
 done

@@ -7,13 +7,24 @@
 #   pause     containerd's sandbox image: a static C program that sleeps until SIGTERM/SIGINT
 #   services  every service image, built by Jib on `base` (Maven builds the jars first)
 #   busybox   the node tests' image (tests/node): Debian's static busybox and its applets' links
+#   rabbitmq  Debian's rabbitmq-server and the Erlang it depends on (deb_closure.py over a debootstrap
+#             --foreign root: files unpacked, no maintainer script run), a shell and coreutils for the
+#             RabbitMQ Cluster Operator's setup container and probes; user 999 `rabbitmq` (what the
+#             operator runs it as), named docker.io/local/rabbitmq:<RabbitMQ version>
+#   rabbitmq-cluster-operator, messaging-topology-operator
+#             the RabbitMQ operators (versions: scripts/k8s/testbed.sh, which reads their CRDs), each a
+#             static binary (CGO_ENABLED=0) built from its Go module through a wrapper module (go
+#             install refuses: the proxy answers 403 to their version listings) and cached by module
+#             and Go version; the image holds only /manager, passwd and the CA bundle; user 65532
+#   redis     Debian's redis-server on the base's Debian root (with the libraries it links); user 65532
 # Each is a docker-save style tarball (manifest.json, config JSON, one tar per layer): Jib takes it as
 # a base (-Djib.from.image=tar://...), containerd imports it (ctr -n k8s.io images import
 # --index-name NAME FILE). base and pause are cached in ~/.cache/herald/images/<key>/, the key a hash
 # of their inputs (this script, which holds the module list and the Debian suite, and the JDK's
 # release file); their tars are deterministic (sorted entries, fixed mtimes and owners).
 #
-# Usage: scripts/k8s/images.sh base|pause|services|busybox|build   (build = the first three)
+# Usage: scripts/k8s/images.sh base|pause|services|busybox|rabbitmq|rabbitmq-cluster-operator|
+#                             messaging-topology-operator|redis|build   (build = the first three)
 #   prints one line per image: the name to import it under, then its tarball
 # Env:   HERALD_IMAGE_BASE=<Jib image reference> builds the services on another base (e.g. scratch)
 set -euo pipefail
@@ -35,7 +46,7 @@ USER_ID=65532
 SERVICES=(dispatcher gateway connection-manager provider-sandbox)
 
 CACHE="${XDG_CACHE_HOME:-${HOME}/.cache}/herald/images"
-KEY="$( { cat "${BASH_SOURCE[0]}" "${JDK}/release"; } | sha256sum | cut -c1-16)"
+KEY="$( { cat "${BASH_SOURCE[0]}" "$(dirname "${BASH_SOURCE[0]}")/deb_closure.py" "${JDK}/release"; } | sha256sum | cut -c1-16)"
 OUT="${CACHE}/${KEY}"
 # Fixed time of every file and of the image configs, so equal inputs give equal tarballs.
 EPOCH=0
@@ -75,30 +86,42 @@ image_tar() {
   rm -rf "$work"
 }
 
-# The root of the base image: the files of ROOT_PACKAGES from a debootstrap minbase root, the CA
-# bundle, the usrmerge links, passwd/group with `nonroot`, an empty /tmp.
-debian_root() {
+# The files of Debian <package>s installed in <debootstrap>, copied into <root>.
+package_files() {
   local root="$1" debootstrap="$2" package list
-  [[ $EUID -eq 0 ]] || die "debootstrap needs root"
-  command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
-  mkdir -p "${CACHE}/debs"
-  log "debootstrap --variant=minbase ${SUITE} (${MIRROR}; packages cached in ${CACHE}/debs)" >&2
-  debootstrap --variant=minbase --include=ca-certificates --cache-dir="${CACHE}/debs" \
-    "$SUITE" "$debootstrap" "$MIRROR" >"${debootstrap}.log" 2>&1 ||
-    die "debootstrap failed, see ${debootstrap}.log: $(tail -3 "${debootstrap}.log")"
-  mkdir -p "$root"/{etc/ssl/certs,tmp,usr/bin,usr/lib,usr/lib64,usr/sbin}
-  for link in bin lib lib64 sbin; do ln -s "usr/${link}" "${root}/${link}"; done
-  for package in "${ROOT_PACKAGES[@]}"; do
+  shift 2
+  for package in "$@"; do
+    # Multi-Arch: same packages have their list under <package>:amd64, the others under <package>.
     list="${debootstrap}/var/lib/dpkg/info/${package}:amd64.list"
+    [[ -f "$list" ]] || list="${debootstrap}/var/lib/dpkg/info/${package}.list"
     [[ -f "$list" ]] || die "no dpkg file list of ${package} in the debootstrap root"
     # Files and links only (directories come with them), no docs; the lists name /lib paths, which
-    # the usrmerge links above lead into /usr/lib.
-    grep -v -e '^/usr/share/doc' -e '^/usr/share/lintian' -e '^/usr/share/locale' "$list" |
+    # the usrmerge links of the root lead into /usr/lib.
+    grep -v -e '^/usr/share/doc' -e '^/usr/share/lintian' -e '^/usr/share/locale' -e '^/usr/share/man' "$list" |
       while read -r path; do
         [[ -d "${debootstrap}${path}" && ! -L "${debootstrap}${path}" ]] || printf '.%s\n' "$path"
       done |
       tar -C "$debootstrap" --no-recursion -cf - -T - | tar -C "$root" --keep-directory-symlink -xf -
   done
+}
+
+# The root of the base image: the files of ROOT_PACKAGES from a debootstrap minbase root, the CA
+# bundle, the usrmerge links, passwd/group with `nonroot`, an empty /tmp.
+# More packages for the debootstrap root to include may follow <root> <debootstrap>.
+debian_root() {
+  local root="$1" debootstrap="$2" include
+  shift 2
+  include="$(IFS=,; echo "ca-certificates${*:+,$*}")"
+  [[ $EUID -eq 0 ]] || die "debootstrap needs root"
+  command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
+  mkdir -p "${CACHE}/debs"
+  log "debootstrap --variant=minbase ${SUITE} (${MIRROR}; packages cached in ${CACHE}/debs)" >&2
+  debootstrap --variant=minbase --include="$include" --cache-dir="${CACHE}/debs" \
+    "$SUITE" "$debootstrap" "$MIRROR" >"${debootstrap}.log" 2>&1 ||
+    die "debootstrap failed, see ${debootstrap}.log: $(tail -3 "${debootstrap}.log")"
+  mkdir -p "$root"/{etc/ssl/certs,tmp,usr/bin,usr/lib,usr/lib64,usr/sbin}
+  for link in bin lib lib64 sbin; do ln -s "usr/${link}" "${root}/${link}"; done
+  package_files "$root" "$debootstrap" "${ROOT_PACKAGES[@]}"
   cp "${debootstrap}/etc/ssl/certs/ca-certificates.crt" "${root}/etc/ssl/certs/"
   cp "${debootstrap}/usr/lib/os-release" "${root}/usr/lib/os-release"
   ln -s ../usr/lib/os-release "${root}/etc/os-release"
@@ -175,6 +198,145 @@ busybox_image() {
   echo "docker.io/local/busybox:${KEY} ${OUT}/busybox.tar"
 }
 
+# The RabbitMQ image: these packages and what they depend on, less what only a booted Debian system
+# needs (adduser: the image's passwd has the user; logrotate, lsb-base, init-system-helpers: no init;
+# python3: only for rabbitmqadmin). bash, coreutils, sed: the operator's setup container (sh -c cp
+# ...), its preStop hook (/bin/bash) and the rabbitmq-* scripts; hostname: rabbitmq-env calls it.
+RABBITMQ_PACKAGES=(rabbitmq-server bash dash coreutils sed grep hostname)
+RABBITMQ_EXCLUDED=(adduser logrotate lsb-base init-system-helpers python3)
+RABBITMQ_USER_ID=999  # the operator's StatefulSet sets runAsUser 999 (internal/resource/statefulset.go)
+
+rabbitmq_root() {
+  local root="$1" debootstrap="$2" deb
+  [[ $EUID -eq 0 ]] || die "debootstrap needs root"
+  command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
+  mkdir -p "${CACHE}/debs"
+  # --foreign only downloads and unpacks: no maintainer script runs, so no RabbitMQ is started here.
+  log "debootstrap --foreign --include=rabbitmq-server ${SUITE} (packages cached in ${CACHE}/debs)" >&2
+  debootstrap --variant=minbase --foreign --include=rabbitmq-server,hostname --cache-dir="${CACHE}/debs" \
+    "$SUITE" "$debootstrap" "$MIRROR" >"${debootstrap}.log" 2>&1 ||
+    die "debootstrap failed, see ${debootstrap}.log: $(tail -3 "${debootstrap}.log")"
+  mkdir -p "$root"/{usr/bin,usr/lib,usr/lib64,usr/sbin}
+  for link in bin lib lib64 sbin; do ln -s "usr/${link}" "${root}/${link}"; done
+  python3 "$(dirname "${BASH_SOURCE[0]}")/deb_closure.py" "$debootstrap" "$(IFS=,; echo "${RABBITMQ_PACKAGES[*]}")" \
+    "$(IFS=,; echo "${RABBITMQ_EXCLUDED[*]}")" >"${debootstrap}.debs"
+  while read -r deb; do
+    dpkg-deb --fsys-tarfile "$deb" | tar -C "$root" --keep-directory-symlink -xf -
+  done <"${debootstrap}.debs"
+  rm -rf "$root"/usr/share/{doc,man,info,lintian,locale} "$root"/etc/{cron.daily,logrotate.d,init.d}
+  # What the rabbitmq-* scripts of /usr/sbin (Debian's wrappers, which switch to the user) would
+  # run; PATH leads to the scripts themselves. Data, logs and the cookie live in /var/lib/rabbitmq,
+  # an emptyDir under the operator (mnesia/ its persistence volume).
+  mkdir -p "$root"/{etc/rabbitmq/conf.d,var/lib/rabbitmq,var/log/rabbitmq,tmp}
+  printf 'root:x:0:0:root:/root:/usr/sbin/nologin\nrabbitmq:x:%s:%s:RabbitMQ:/var/lib/rabbitmq:/bin/sh\n' \
+    "$RABBITMQ_USER_ID" "$RABBITMQ_USER_ID" >"${root}/etc/passwd"
+  printf 'root:x:0:\nrabbitmq:x:%s:\n' "$RABBITMQ_USER_ID" >"${root}/etc/group"
+  printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"${root}/etc/nsswitch.conf"
+  # localhost for a node named rabbit@localhost outside Kubernetes (the kubelet mounts its own hosts file)
+  printf '127.0.0.1 localhost\n::1 localhost\n' >"${root}/etc/hosts"
+  # Logs go to stdout (RABBITMQ_LOGS=-), what else RabbitMQ logs to files (upgrade log, crash dump)
+  # to the data volume (RABBITMQ_LOG_BASE), so a read-only root works. Every file of the tar is
+  # root's: the data and log folders are writable by whoever runs the image
+  # (as /tmp is), for where no volume is mounted over them (a runtime keeps a folder's mode for a tmpfs).
+  chmod 1777 "${root}/tmp" "${root}/var/lib/rabbitmq" "${root}/var/log/rabbitmq"
+  ldconfig -r "$root"
+  rm -f "${root}/var/cache/ldconfig/aux-cache"  # inode numbers and times: equal inputs, equal tarballs
+  sed -n 's|^rabbitmq-server .*/rabbitmq-server_\(.*\)_all\.deb$|\1|p' "${debootstrap}/debootstrap/debpaths"
+}
+
+rabbitmq_image() {
+  local work version
+  if [[ ! -s "${OUT}/rabbitmq.tar" || ! -s "${OUT}/rabbitmq.name" ]]; then
+    work="$(mktemp -d "${CACHE}/work.XXXXXX")"
+    mkdir -p "$OUT"
+    local started=$SECONDS
+    version="$(rabbitmq_root "${work}/root" "${work}/debootstrap")"
+    [[ -n "$version" ]] || die "no rabbitmq-server among the packages of the debootstrap root"
+    # Tagged with RabbitMQ's version, which a Debian release keeps (its security updates change only
+    # the Debian revision, kept in a label), so values files can name the image.
+    echo "docker.io/local/rabbitmq:${version%%-*}" >"${OUT}/rabbitmq.name"
+    image_tar "${OUT}/rabbitmq.tar" "$(cat "${OUT}/rabbitmq.name")" \
+      "{\"Labels\":{\"herald.dev/debian-package\":\"rabbitmq-server=${version}\"},\"User\":\"${RABBITMQ_USER_ID}:${RABBITMQ_USER_ID}\",\"Env\":[\"PATH=/usr/lib/rabbitmq/bin:/usr/bin:/bin:/usr/sbin:/sbin\",\"HOME=/var/lib/rabbitmq\",\"LANG=C.UTF-8\",\"RABBITMQ_LOGS=-\",\"RABBITMQ_LOG_BASE=/var/lib/rabbitmq/log\"],\"Cmd\":[\"/usr/lib/rabbitmq/bin/rabbitmq-server\"],\"WorkingDir\":\"/var/lib/rabbitmq\",\"ExposedPorts\":{\"5672/tcp\":{},\"15672/tcp\":{},\"15692/tcp\":{}}}" \
+      "${work}/root"
+    rm -rf "$work"
+    log "rabbitmq image built in $((SECONDS - started)) s" >&2
+  fi
+  echo "$(cat "${OUT}/rabbitmq.name") ${OUT}/rabbitmq.tar"
+}
+
+# operator_binary NAME MODULE VERSION: the static binary of MODULE's main package, built once per
+# module version and Go version in a wrapper module (the control plane's trick, scripts/k8s/testbed.sh).
+operator_binary() {
+  local name="$1" module="$2" version="$3" dir
+  dir="$(dirname "$CACHE")/operators/${name}-${version}-$(go env GOVERSION)"
+  if [[ ! -x "${dir}/${name}" ]]; then
+    require_go "the RabbitMQ operators"
+    log "building ${module}@v${version} (cold: about 2 min)" >&2
+    mkdir -p "${dir}/module"
+    printf 'module operatorbuild\n\ngo 1.23\n\nrequire %s v%s\n' "$module" "$version" >"${dir}/module/go.mod"
+    printf '//go:build tools\n\n// Package operatorbuild only pins the command it builds.\npackage operatorbuild\n\nimport _ "%s"\n' \
+      "$module" >"${dir}/module/tools.go"
+    (
+      cd "${dir}/module"
+      export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+      go mod tidy >&2
+      go build -trimpath -o "${dir}/${name}.part" "$module" >&2
+    )
+    mv "${dir}/${name}.part" "${dir}/${name}"
+  fi
+  echo "${dir}/${name}"
+}
+
+# operator_image NAME MODULE VERSION-VARIABLE (of scripts/k8s/testbed.sh)
+operator_image() {
+  local name="$1" module="$2" version work binary
+  version="$(sed -n "s/^${3}=//p" "$(dirname "${BASH_SOURCE[0]}")/testbed.sh")"
+  [[ -n "$version" ]] || die "no ${3} in scripts/k8s/testbed.sh"
+  if [[ ! -s "${OUT}/${name}-${version}.tar" ]]; then
+    binary="$(operator_binary "$name" "$module" "$version")"
+    work="$(mktemp -d "${CACHE}/work.XXXXXX")"
+    mkdir -p "${work}/root/etc/ssl/certs" "${work}/root/tmp" "$OUT"
+    cp "$binary" "${work}/root/manager"
+    printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%s:%s:nonroot:/home/nonroot:/sbin/nologin\n' \
+      "$USER_ID" "$USER_ID" >"${work}/root/etc/passwd"
+    cp /etc/ssl/certs/ca-certificates.crt "${work}/root/etc/ssl/certs/"
+    chmod 1777 "${work}/root/tmp"
+    image_tar "${OUT}/${name}-${version}.tar" "docker.io/local/${name}:${version}" \
+      "{\"User\":\"${USER_ID}:${USER_ID}\",\"Entrypoint\":[\"/manager\"]}" "${work}/root"
+    rm -rf "$work"
+  fi
+  echo "docker.io/local/${name}:${version} ${OUT}/${name}-${version}.tar"
+}
+
+# Debian's redis-server (and redis-cli, for exec probes) on the base's root, plus the packages of the
+# libraries they link (ldd in the debootstrap root). Tagged with the Debian version (epoch dropped,
+# `~` made `-`: a tag allows neither). The server runs in /data, a volume (the root is read-only).
+redis_image() {
+  local work version packages
+  if [[ ! -s "${OUT}/redis.tar" || ! -s "${OUT}/redis.name" ]]; then
+    work="$(mktemp -d "${CACHE}/work.XXXXXX")"
+    mkdir -p "$OUT"
+    debian_root "${work}/root" "${work}/debootstrap" redis-server
+    mapfile -t packages < <(chroot "${work}/debootstrap" ldd /usr/bin/redis-check-rdb /usr/bin/redis-cli |
+      sed -n 's|.*=> \(/[^ ]*\) .*|\1|p' | sort -u |
+      while read -r library; do
+        chroot "${work}/debootstrap" dpkg -S "$library" 2>/dev/null ||
+          chroot "${work}/debootstrap" dpkg -S "/usr${library}"
+      done | cut -d: -f1 | sort -u)
+    package_files "${work}/root" "${work}/debootstrap" redis-server redis-tools "${packages[@]}"
+    mkdir -p "${work}/root/data"
+    ldconfig -r "${work}/root"
+    version="$(chroot "${work}/debootstrap" dpkg-query -W -f '${Version}' redis-server)"
+    version="${version#*:}"
+    echo "docker.io/local/redis:${version//\~/-}" >"${OUT}/redis.name"
+    image_tar "${OUT}/redis.tar" "$(cat "${OUT}/redis.name")" \
+      "{\"User\":\"${USER_ID}:${USER_ID}\",\"Env\":[\"PATH=/usr/bin:/bin\"],\"Entrypoint\":[\"/usr/bin/redis-server\"],\"WorkingDir\":\"/data\",\"ExposedPorts\":{\"6379/tcp\":{}}}" \
+      "${work}/root"
+    rm -rf "$work"
+  fi
+  echo "$(cat "${OUT}/redis.name") ${OUT}/redis.tar"
+}
+
 services() {
   local base="${HERALD_IMAGE_BASE:-}" module version flags=(-B -q)
   [[ -n "$base" ]] || base="tar://$(cached_images base | cut -d' ' -f2)"
@@ -193,10 +355,17 @@ case "${1:-}" in
   base | pause) cached_images "$1" ;;
   services) services ;;
   busybox) busybox_image ;;
+  rabbitmq) rabbitmq_image ;;
+  rabbitmq-cluster-operator)
+    operator_image rabbitmq-cluster-operator github.com/rabbitmq/cluster-operator/v2 RABBITMQ_CLUSTER_OPERATOR_VERSION ;;
+  messaging-topology-operator)
+    operator_image messaging-topology-operator github.com/rabbitmq/messaging-topology-operator \
+      RABBITMQ_TOPOLOGY_OPERATOR_VERSION ;;
+  redis) redis_image ;;
   build)
     cached_images base
     cached_images pause
     services
     ;;
-  *) die "usage: $0 base|pause|services|busybox|build" ;;
+  *) die "usage: $0 base|pause|services|busybox|rabbitmq|rabbitmq-cluster-operator|messaging-topology-operator|redis|build" ;;
 esac

@@ -5,9 +5,9 @@
 # suites before it.
 #
 # Here, in bash: the tools built or found cached (scripts/k8s/testbed.sh build: the kube binaries
-# with kubelet and kube-proxy; CoreDNS), the images (scripts/k8s/images.sh pause, busybox) and the
-# suites' venv; the tests start and stop the cluster themselves and fail if its teardown leaves
-# anything. Needs root and Debian's containerd, runc, containernetworking-plugins, iptables,
+# with kubelet and kube-proxy; CoreDNS), the images (scripts/k8s/images.sh pause, busybox, rabbitmq
+# and the two RabbitMQ operators) and the suites' venv; the tests start and stop the cluster
+# themselves and fail if its teardown leaves anything. Needs root and Debian's containerd, runc, containernetworking-plugins, iptables,
 # conntrack and busybox-static (scripts/install-deps.sh).
 #
 # Usage: scripts/k8s/test-node.sh [pytest arguments]
@@ -24,6 +24,10 @@ bash "${HERALD_ROOT}/scripts/k8s/testbed.sh" build
 log "images: pause and busybox (scripts/k8s/images.sh; cached)"
 bash "${HERALD_ROOT}/scripts/k8s/images.sh" pause >/dev/null
 bash "${HERALD_ROOT}/scripts/k8s/images.sh" busybox >/dev/null
+log "images: RabbitMQ and its two operators (scripts/k8s/images.sh; cached)"
+for kind in rabbitmq rabbitmq-cluster-operator messaging-topology-operator; do
+  bash "${HERALD_ROOT}/scripts/k8s/images.sh" "$kind" >/dev/null
+done
 PY="$(bash "${HERALD_ROOT}/scripts/k8s/test-venv.sh")"
 log "tools and images ready after $((SECONDS - started)) s"
 

@@ -18,7 +18,10 @@ class QueueTopologyJson {
                 + ",\"workQueues\":[" + QueueTopology.WORK_QUEUES.stream().map(QueueTopologyJson::quote)
                         .collect(Collectors.joining(",")) + "]"
                 + ",\"workQueueArguments\":" + json(QueueTopology.workQueueArguments())
-                + ",\"deadQueueArguments\":" + json(QueueTopology.deadQueueArguments()) + "}");
+                + ",\"deadQueueArguments\":" + json(QueueTopology.deadQueueArguments())
+                + ",\"parkExchange\":" + quote(Queues.PARK_EXCHANGE)
+                + ",\"parkedQueue\":" + quote(Queues.PARKED)
+                + ",\"parkedQueueArguments\":" + json(QueueTopology.parkedQueueArguments()) + "}");
     }
 
     private static String json(Map<String, Object> map) {

@@ -21,7 +21,7 @@ from testbed import Kube
 
 ROOT = Path(__file__).resolve().parents[2]
 CHARTS_DIR = ROOT / "charts"
-CHARTS = ["push-platform", "dispatcher", "gateway", "connection-manager"]
+CHARTS = ["push-platform", "dispatcher", "provider-sandbox", "gateway", "connection-manager"]
 NAMESPACE = "herald"
 KUBE_VERSION = "1.31.4"
 # What `helm template` assumes the cluster serves: the operators' APIs the charts render for.
@@ -29,8 +29,9 @@ API_VERSIONS = ["--kube-version", KUBE_VERSION, "--api-versions", "monitoring.co
                 "--api-versions", "keda.sh/v1alpha1", "--api-versions", "rabbitmq.com/v1beta1"]
 # Release -> chart, in the README's install order.
 RELEASES = {"herald-platform": "push-platform", "herald-dispatcher": "dispatcher",
-            "herald-gateway": "gateway", "herald-connection-manager": "connection-manager"}
-DEPLOYMENTS = ["herald-dispatcher", "herald-gateway", "herald-connection-manager"]
+            "herald-provider-sandbox": "provider-sandbox", "herald-gateway": "gateway",
+            "herald-connection-manager": "connection-manager"}
+DEPLOYMENTS = ["herald-dispatcher", "herald-provider-sandbox", "herald-gateway", "herald-connection-manager"]
 MQTT_SERVICE = "herald-connection-manager-mqtt"
 # Everything the tests read from the namespace, as `kubectl get` names it.
 RESOURCES = ["deployments", "pods", "secrets", "configmaps", "services",
@@ -162,6 +163,7 @@ def helm_test(cluster: Cluster) -> dict[str, Outcome]:
 class Upgraded:
     platform: Outcome
     dispatcher: Outcome
+    sandbox: Outcome
     gateway: Outcome
     gateway_manifest: str
     objects: Objects
@@ -172,34 +174,46 @@ RABBITMQ_REPLICAS = 5
 DISPATCHER_REPLICAS = 3
 MAX_TARGETS_KEY = "HERALD_DISPATCHER_MAX_TARGETS_PER_REQUEST"
 MAX_TARGETS = "500"
+SANDBOX_LATENCY_KEY = "HERALD_SANDBOX_FAULTS_LATENCY_MS"
+SANDBOX_TLS_SECRET = "herald-provider-sandbox-apns-tls"
+
+
+def sandbox_certificate(objects: Objects) -> str | None:
+    """The provider sandbox's APNs certificate as its Secret stores it (the gateway trusts this one)."""
+    return objects.named("secrets", SANDBOX_TLS_SECRET).get("data", {}).get("tls.crt")
 
 
 def upgrade(cluster: Cluster) -> Upgraded:
-    """RabbitMQ to 5 nodes, the dispatcher to 3 replicas and a config value, the gateway to KEDA."""
+    """RabbitMQ to 5 nodes, the dispatcher to 3 replicas and a config value, the sandbox to a config
+    value, the gateway to KEDA."""
     platform = cluster.helm("upgrade", "herald-platform", str(CHARTS_DIR / "push-platform"), "--wait",
                             "--set", f"rabbitmq.replicas={RABBITMQ_REPLICAS}")
     dispatcher = cluster.helm("upgrade", "herald-dispatcher", str(CHARTS_DIR / "dispatcher"), "--wait",
                               "--set", f"replicaCount={DISPATCHER_REPLICAS}", "--set", f"config.{MAX_TARGETS_KEY}={MAX_TARGETS}")
+    sandbox = cluster.helm("upgrade", "herald-provider-sandbox", str(CHARTS_DIR / "provider-sandbox"), "--wait",
+                           "--set-string", f"config.{SANDBOX_LATENCY_KEY}=0")
     gateway = cluster.helm("upgrade", "herald-gateway", str(CHARTS_DIR / "gateway"), "--wait",
                            "-f", str(CHARTS_DIR / "gateway/ci/keda-values.yaml"))
     manifest = cluster.helm("get", "manifest", "herald-gateway")
-    return Upgraded(platform, dispatcher, gateway, manifest.stdout if manifest.ok else "", cluster.objects())
+    return Upgraded(platform, dispatcher, sandbox, gateway, manifest.stdout if manifest.ok else "", cluster.objects())
 
 
 @dataclass(frozen=True)
 class RolledBack:
     dispatcher: Outcome
+    sandbox: Outcome
     gateway: Outcome
     dispatcher_history: list[dict]
     objects: Objects
 
 
 def roll_back(cluster: Cluster) -> RolledBack:
-    """The dispatcher and the gateway back to their first revision."""
+    """The dispatcher, the sandbox and the gateway back to their first revision."""
     dispatcher = cluster.helm("rollback", "herald-dispatcher", "1", "--wait")
+    sandbox = cluster.helm("rollback", "herald-provider-sandbox", "1", "--wait")
     gateway = cluster.helm("rollback", "herald-gateway", "1", "--wait", "--timeout", "60s")
     history = cluster.helm("history", "herald-dispatcher", "-o", "json")
-    return RolledBack(dispatcher, gateway, json.loads(history.stdout) if history.ok else [], cluster.objects())
+    return RolledBack(dispatcher, sandbox, gateway, json.loads(history.stdout) if history.ok else [], cluster.objects())
 
 
 @dataclass(frozen=True)

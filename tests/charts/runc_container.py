@@ -63,7 +63,7 @@ class Container:
     """One runc container of an image; `folder` holds its bundle, runc's state and its output."""
 
     def __init__(self, tarball: Path, folder: Path, args: list[str] | None = None, netns: str | None = None,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, writable: tuple[str, ...] = ()):
         self.folder = folder
         self.id = f"herald-image-{secrets.token_hex(4)}"
         self.state = folder / "runc-state"
@@ -80,11 +80,13 @@ class Container:
                            check=True)
         shutil.rmtree(unpacked)
         subprocess.run(["runc", "spec", "--bundle", str(folder)], check=True)
-        self._write_spec(config["config"], args, netns, env or {})
+        self._write_spec(config["config"], args, netns, env or {}, writable)
 
-    def _write_spec(self, image: dict, args: list[str] | None, netns: str | None, env: dict[str, str]) -> None:
+    def _write_spec(self, image: dict, args: list[str] | None, netns: str | None, env: dict[str, str],
+                    writable: tuple[str, ...]) -> None:
         spec_file = self.folder / "config.json"
         spec = json.loads(spec_file.read_text())
+        self.user = image["User"]
         uid, gid = (int(part) for part in image["User"].split(":"))
         process = spec["process"]
         process["args"] = args or image.get("Entrypoint", []) + (image.get("Cmd") or [])
@@ -95,8 +97,10 @@ class Container:
         process["noNewPrivileges"] = True
         process["capabilities"] = {kind: [] for kind in ("bounding", "effective", "inheritable", "permitted", "ambient")}
         spec["root"]["readonly"] = True
-        spec["mounts"].append({"destination": "/tmp", "type": "tmpfs", "source": "tmpfs",
-                               "options": ["nosuid", "nodev", "mode=1777", "size=64m"]})
+        # /tmp and the `writable` folders: empty, as the charts' (or an operator's) emptyDirs give them
+        for destination in ("/tmp", *writable):
+            spec["mounts"].append({"destination": destination, "type": "tmpfs", "source": "tmpfs",
+                                   "options": ["nosuid", "nodev", "mode=1777", "size=64m"]})
         if netns:
             spec["linux"]["namespaces"] = [
                 {"type": "network", "path": f"/var/run/netns/{netns}"} if namespace["type"] == "network" else namespace
@@ -115,6 +119,11 @@ class Container:
     def logs(self) -> str:
         return self.output.read_text(errors="replace")
 
+    def exec(self, *command: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        """`command` run in the container as the image's user."""
+        return subprocess.run(["runc", "--root", str(self.state), "exec", "--user", self.user, self.id, *command],
+                              capture_output=True, text=True, timeout=timeout)
+
     def signal(self, name: str) -> None:
         subprocess.run(["runc", "--root", str(self.state), "kill", self.id, name], check=True)
 
@@ -130,9 +139,9 @@ class Container:
 
 @contextmanager
 def running(tarball: Path, folder: Path, args: list[str] | None = None, netns: str | None = None,
-            env: dict[str, str] | None = None):
+            env: dict[str, str] | None = None, writable: tuple[str, ...] = ()):
     """A started container, removed afterwards."""
-    container = Container(tarball, folder, args, netns, env)
+    container = Container(tarball, folder, args, netns, env, writable)
     try:
         container.start()
         yield container

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = "scripts/k8s/chart-docs.sh"
 GENERATED = [
     "herald-lib/README.md",
-    *(f"{chart}/{name}" for chart in ("push-platform", "dispatcher", "gateway", "connection-manager")
+    *(f"{chart}/{name}" for chart in ("push-platform", "dispatcher", "gateway", "connection-manager", "provider-sandbox")
       for name in ("README.md", "values.schema.json")),
 ]
 

@@ -7,7 +7,9 @@ the base's java on PATH and its user 65532; and that the images run under Debian
 charts' security context (runc_container.py): java -version prints 25, the pause image ends on
 SIGTERM, and the provider sandbox starts, answers its health endpoint on loopback in a network
 namespace of its own and stops on SIGTERM, and each service starts beside a Redis in its namespace
-and answers its liveness probe."""
+and answers its liveness probe. The RabbitMQ image (Debian's packages, user 999) answers AMQP and
+rabbitmq-diagnostics ping; the Redis image (Debian's redis-server) answers PING and stops on
+SIGTERM."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ needs_root = pytest.mark.skipif(not AS_ROOT, reason="the base image (debootstrap
 
 
 def built_image(which: str) -> Path:
-    """scripts/k8s/images.sh's tarball of `base` or `pause` (cached; built on first use)."""
+    """scripts/k8s/images.sh's tarball of `base`, `pause` or `redis` (cached; built on first use)."""
     return Path(run(["bash", str(IMAGES_SH), which]).split()[1])
 
 
@@ -133,16 +135,26 @@ def test_provider_sandbox_image_starts_answers_health_and_stops_on_sigterm(image
         stop_gracefully(container)
 
 
+def ping(netns: str, server, timeout: float = 30) -> str:
+    """PING to port 6379 in the namespace until PONG, the server process ends or `timeout` passes;
+    the last answer."""
+    command = ["ip", "netns", "exec", netns, "redis-cli", "-p", "6379", "ping"]
+    deadline = time.monotonic() + timeout
+    answer = ""
+    while answer != "PONG" and time.monotonic() < deadline and server.poll() is None:
+        answer = subprocess.run(command, capture_output=True, text=True).stdout.strip()
+        if answer != "PONG":
+            time.sleep(0.1)  # polling interval of the check
+    return answer
+
+
 @contextmanager
 def redis_in(netns: str):
     """Debian's redis-server on the namespace's loopback (the services connect to Redis as they start)."""
     server = subprocess.Popen(["ip", "netns", "exec", netns, "redis-server", "--port", "6379", "--save", "",
                                "--appendonly", "no"], stdout=subprocess.DEVNULL)
     try:
-        ping = ["ip", "netns", "exec", netns, "redis-cli", "-p", "6379", "ping"]
-        while subprocess.run(ping, capture_output=True, text=True).stdout.strip() != "PONG":
-            assert server.poll() is None, f"redis-server exited with {server.returncode}"
-            time.sleep(0.1)  # polling interval of the check
+        assert ping(netns, server) == "PONG", f"redis-server exited with {server.returncode}"
         yield
     finally:
         server.terminate()
@@ -163,3 +175,51 @@ def test_service_image_starts_with_redis_and_is_live(images, module, tmp_path):
         print(f"runc, {module} in network namespace {netns} with Redis: {url} answered {answer}")
         assert answer["status"] == "UP"
         stop_gracefully(container)
+
+
+AMQP_GREETING = """
+import socket, struct, sys
+with socket.create_connection(("127.0.0.1", 5672), timeout=5) as amqp:
+    amqp.sendall(b"AMQP\\x00\\x00\\x09\\x01")
+    frame = amqp.recv(11)
+kind, channel, size, method = struct.unpack(">BHIL", frame[:11])
+sys.exit(0 if (kind, channel, method) == (1, 0, 0x000A000A) else 1)  # connection.start on channel 0
+"""
+
+
+@needs_root
+def test_rabbitmq_image_starts_answers_amqp_and_its_cli_as_user_999(tmp_path):
+    """The image the RabbitMQ Cluster Operator runs on the real node (tests/node/test_rabbitmq_operators.py):
+    Debian's RabbitMQ as user 999 on a read-only root, /var/lib/rabbitmq empty as the operator's emptyDir
+    gives it; AMQP on 5672 answers with connection.start, and the CLI the operator execs answers too."""
+    _, tarball = run(["bash", str(IMAGES_SH), "rabbitmq"]).split()
+    assert image_config(Path(tarball))[1]["config"]["User"] == "999:999"
+    with network_namespace() as netns, \
+            running(Path(tarball), tmp_path / "rabbitmq", netns=netns, writable=("/var/lib/rabbitmq",),
+                    env={"RABBITMQ_NODENAME": "rabbit@localhost"}) as container:
+        deadline = time.monotonic() + 120
+        while subprocess.run(["ip", "netns", "exec", netns, "python3", "-c", AMQP_GREETING],
+                             capture_output=True).returncode != 0:
+            assert container.process.poll() is None, container.logs()
+            assert time.monotonic() < deadline, f"no AMQP greeting within 120 s:\n{container.logs()}"
+            time.sleep(1)  # polling interval of the check, like a kubelet's probe period
+        ping = container.exec("rabbitmq-diagnostics", "-q", "ping")
+        print(f"runc, RabbitMQ in network namespace {netns}: AMQP answered; rabbitmq-diagnostics ping: {ping.stdout}")
+        assert ping.returncode == 0 and "Ping succeeded" in ping.stdout, ping
+        assert container.exec("id", "-u").stdout.strip() == "999"
+        container.signal("TERM")
+        assert container.wait(timeout=60) == 0, container.logs()
+@needs_root
+def test_redis_image_answers_ping_and_stops_on_sigterm(tmp_path):
+    """Debian's redis-server (scripts/k8s/images.sh redis) as user 65532 on a read-only root: no
+    snapshots (the chart gives /data a volume; here there is none), PING from the namespace's loopback."""
+    tarball = built_image("redis")
+    config = image_config(tarball)[1]["config"]
+    assert config["User"] == "65532:65532"
+    args = config["Entrypoint"] + ["--port", "6379", "--save", "", "--appendonly", "no"]
+    with network_namespace() as netns, running(tarball, tmp_path / "redis", args=args, netns=netns) as container:
+        answer = ping(netns, container.process)
+        print(f"runc, {tarball.name} in network namespace {netns}: PING answered {answer!r}")
+        assert answer == "PONG", container.logs()
+        container.signal("TERM")
+        assert container.wait(timeout=30) == 0, container.logs()

@@ -31,21 +31,23 @@ def test_deployment_available(installed, deployment):
     assert installed.available[deployment].ok, installed.available[deployment]
 
 
-def test_deployments_run_their_default_two_replicas(installed):
+def test_deployments_run_their_default_replicas(installed):
+    """Two of each service; one provider sandbox (its counts are in its memory)."""
     deployments = installed.objects.labelled("deployments", "app.kubernetes.io/part-of", "herald")
-    assert [d["status"].get("readyReplicas") for d in deployments] == [2, 2, 2]
+    assert {d["metadata"]["name"]: d["status"].get("readyReplicas") for d in deployments} == {
+        "herald-dispatcher": 2, "herald-provider-sandbox": 1, "herald-gateway": 2, "herald-connection-manager": 2}
 
 
 # The CRs exist, i.e. the API server accepted them against the operators' CRD schemas.
 CUSTOM_RESOURCES = {
     "rabbitmqclusters.rabbitmq.com": 1,
-    "queues.rabbitmq.com": 4,
-    "exchanges.rabbitmq.com": 2,
-    "bindings.rabbitmq.com": 4,
+    "queues.rabbitmq.com": 5,  # 3 work queues, herald.dead, herald.parked
+    "exchanges.rabbitmq.com": 3,  # herald.push, herald.dead, herald.park
+    "bindings.rabbitmq.com": 5,
     "policies.rabbitmq.com": 1,
     "users.rabbitmq.com": 1,
     "permissions.rabbitmq.com": 1,
-    "servicemonitors.monitoring.coreos.com": 4,
+    "servicemonitors.monitoring.coreos.com": 5,
     "prometheusrules.monitoring.coreos.com": 3,
 }
 

@@ -34,13 +34,15 @@ def mismatches(contract: dict, objects) -> list[str]:
         if got != want:
             errors.append(f"{what}: chart has {got!r}, contract declares {want!r}")
 
-    want_queues = contract["workQueues"] + [contract["deadLetterQueue"]]
+    want_queues = contract["workQueues"] + [contract["deadLetterQueue"], contract["parkedQueue"]]
     expect("queues", sorted(queues), sorted(want_queues))
     for name in want_queues:
         q = queues.get(name)
         if not q:
             continue
-        want_args = contract["workQueueArguments"] if name in contract["workQueues"] else contract["deadQueueArguments"]
+        want_args = (contract["workQueueArguments"] if name in contract["workQueues"]
+                     else contract["parkedQueueArguments"] if name == contract["parkedQueue"]
+                     else contract["deadQueueArguments"])
         args = dict(q.get("arguments") or {})
         args["x-queue-type"] = q.get("type")  # the operator sends type as x-queue-type
         args.pop("x-quorum-initial-group-size", None)  # placement only, not compared by RabbitMQ
@@ -48,9 +50,10 @@ def mismatches(contract: dict, objects) -> list[str]:
         expect(f"queue {name} durable", q.get("durable"), True)
         expect(f"queue {name} autoDelete", q.get("autoDelete", False), False)
     expect("exchanges", {n: e.get("type") for n, e in exchanges.items()},
-           {contract["exchange"]: "direct", contract["deadLetterExchange"]: "fanout"})
+           {contract["exchange"]: "direct", contract["deadLetterExchange"]: "fanout", contract["parkExchange"]: "fanout"})
     want_bindings = {(contract["exchange"], q, q) for q in contract["workQueues"]}
     want_bindings.add((contract["deadLetterExchange"], contract["deadLetterQueue"], ""))
+    want_bindings.add((contract["parkExchange"], contract["parkedQueue"], ""))
     expect("bindings", sorted(bindings), sorted(want_bindings))
     return errors
 

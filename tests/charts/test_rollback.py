@@ -1,8 +1,8 @@
-"""`helm rollback` of the upgraded dispatcher and gateway to their first revision."""
+"""`helm rollback` of the upgraded dispatcher, provider sandbox and gateway to their first revision."""
 
 from __future__ import annotations
 
-from releases import MAX_TARGETS_KEY
+from releases import MAX_TARGETS_KEY, SANDBOX_LATENCY_KEY, sandbox_certificate
 
 
 def test_rollback_dispatcher(rolled_back):
@@ -13,6 +13,16 @@ def test_dispatcher_back_to_two_replicas_and_the_default_config(rolled_back):
     replicas = rolled_back.objects.named("deployments", "herald-dispatcher")["spec"]["replicas"]
     configured = rolled_back.objects.named("configmaps", "herald-dispatcher").get("data", {}).get(MAX_TARGETS_KEY, "")
     assert (replicas, configured) == (2, "")
+
+
+def test_rollback_sandbox(rolled_back):
+    assert rolled_back.sandbox.ok, rolled_back.sandbox
+
+
+def test_sandbox_back_to_the_default_config_with_the_same_certificate(installed, rolled_back):
+    configured = rolled_back.objects.named("configmaps", "herald-provider-sandbox").get("data") or {}
+    assert SANDBOX_LATENCY_KEY not in configured
+    assert sandbox_certificate(rolled_back.objects) == sandbox_certificate(installed.objects) is not None
 
 
 def test_rollback_gateway(rolled_back):

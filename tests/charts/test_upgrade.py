@@ -1,11 +1,13 @@
 """`helm upgrade` with changed values: RabbitMQ to 5 nodes (the generated credentials survive), the
-dispatcher to 3 replicas and a new config value (which rolls its pods), the gateway to KEDA scaling."""
+dispatcher to 3 replicas and a new config value (which rolls its pods), the provider sandbox to a new
+config value (its generated APNs certificate survives), the gateway to KEDA scaling."""
 
 from __future__ import annotations
 
 import pytest
 
-from releases import DISPATCHER_REPLICAS, MAX_TARGETS, MAX_TARGETS_KEY, RABBITMQ_REPLICAS
+from releases import (DISPATCHER_REPLICAS, MAX_TARGETS, MAX_TARGETS_KEY, RABBITMQ_REPLICAS, SANDBOX_LATENCY_KEY,
+                      sandbox_certificate)
 
 CHECKSUM = "checksum/config"
 
@@ -49,6 +51,20 @@ def test_dispatcher_configmap_has_the_new_value(upgraded):
 def test_dispatcher_config_change_rolls_the_pods(installed, upgraded):
     """A new pod-template checksum, so the Deployment replaces its pods."""
     assert pod_template_checksum(upgraded.objects) != pod_template_checksum(installed.objects)
+
+
+def test_upgrade_sandbox(upgraded):
+    assert upgraded.sandbox.ok, upgraded.sandbox
+
+
+def test_sandbox_configmap_has_the_new_value(upgraded):
+    assert upgraded.objects.named("configmaps", "herald-provider-sandbox")["data"].get(SANDBOX_LATENCY_KEY) == "0"
+
+
+def test_sandbox_certificate_survives_the_upgrade(installed, upgraded):
+    """The gateway trusts the certificate it mounted at install: an upgrade must not make a new one."""
+    before = sandbox_certificate(installed.objects)
+    assert before is not None and sandbox_certificate(upgraded.objects) == before
 
 
 def test_upgrade_gateway_to_keda(upgraded):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ import pytest
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
 from heraldnode import IMAGE_KINDS, Herald  # noqa: E402
+from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES, install_operators, operator_logs, \
+    uninstall_operators  # noqa: E402
 from realnode import Node, import_images  # noqa: E402
 from sharedcluster import NODE_NAME, SharedCluster, attach, built_image, built_images  # noqa: E402
 from testbed import tear_down_on_sigterm  # noqa: E402
@@ -39,7 +42,7 @@ def node_factory(busybox_image, tmp_path_factory):
     made = []
 
     def make() -> Node:
-        cluster = SharedCluster(tmp_path_factory.mktemp("cluster"), ["busybox"])
+        cluster = SharedCluster(tmp_path_factory.mktemp("cluster"), ["busybox", *RABBITMQ_IMAGES])
         made.append(cluster)
         cluster.up()
         return cluster.node
@@ -60,17 +63,30 @@ def node(request):
 
 
 @pytest.fixture(scope="session")
-def platform(node, busybox_image, tmp_path_factory) -> Herald:
-    """Herald installed on the real node (tests/heraldnode.py): the images built here imported into
-    the node's containerd, the RabbitMQ operators, every release Ready. Uninstalled at the end."""
-    from rabbitmq_operators import install_operators  # the RabbitMQ operators' images and manifests
+def operators(node):
+    """The RabbitMQ Cluster and Messaging Topology Operators as pods on the node (tests/rabbitmq_operators.py),
+    for the session: whatever RabbitMQ objects the tests make, the operators outlive them (their
+    finalizers need them)."""
+    started = time.monotonic()
+    try:
+        install_operators(node.kube)
+    except Exception:
+        print(operator_logs(node.kube))
+        raise
+    print(f"\nboth RabbitMQ operators Available after {time.monotonic() - started:.0f} s")
+    yield
+    uninstall_operators(node.kube)
 
+
+@pytest.fixture(scope="session")
+def platform(node, operators, busybox_image) -> Herald:
+    """Herald installed on the real node (tests/heraldnode.py): the images built here imported into
+    the node's containerd, every release Ready. Uninstalled at the end."""
     images = {}
     for kind in IMAGE_KINDS:
         images |= built_images(kind)
     import_images(node.socket, images)
-    herald = Herald(node.kube, busybox_image)
-    work = tmp_path_factory.mktemp("operators")
-    herald.install(lambda kube: install_operators(kube, work))
+    herald = Herald(node.kube, busybox_image, built_image("redis")[0])
+    herald.install()
     yield herald
     herald.uninstall()

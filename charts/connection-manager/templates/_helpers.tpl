@@ -1,13 +1,13 @@
-{{/* Environment only the connection manager needs (the shared part is in herald-lib's deployment). */}}
+{{/* The connection manager's environment: RabbitMQ and Redis (herald-lib), its node id and MQTT port, and
+the crypto key, without which it cannot issue or check MQTT device passwords (it does not start). */}}
 {{- define "connection-manager.env" -}}
+{{ include "herald.backendEnv" . }}
 - name: HERALD_CM_NODE_ID
   valueFrom: {fieldRef: {fieldPath: metadata.name}}
 - name: HERALD_CM_MQTT_PORT
   value: "1883"
-{{- if .Values.appSecret.mountCryptoKey }}
 - name: HERALD_CRYPTO_KEY
   valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoKeyKey }}}}
-{{- end }}
 {{- end }}
 
 {{- define "connection-manager.alerts" -}}

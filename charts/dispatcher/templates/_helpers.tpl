@@ -1,5 +1,6 @@
-{{/* Environment only the dispatcher needs (the shared part is in herald-lib's deployment). */}}
+{{/* The dispatcher's environment: RabbitMQ and Redis (herald-lib), the crypto key and the admin token. */}}
 {{- define "dispatcher.env" -}}
+{{ include "herald.backendEnv" . }}
 - name: HERALD_CRYPTO_KEY
   valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoKeyKey }}}}
 - name: HERALD_DISPATCHER_ADMIN_TOKEN

@@ -1,5 +1,6 @@
-{{/* Environment only the gateway needs (the shared part is in herald-lib's deployment). */}}
+{{/* The gateway's environment: RabbitMQ and Redis (herald-lib), the crypto key. */}}
 {{- define "gateway.env" -}}
+{{ include "herald.backendEnv" . }}
 - name: HERALD_CRYPTO_KEY
   valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoKeyKey }}}}
 {{- end }}

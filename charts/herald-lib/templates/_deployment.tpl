@@ -1,6 +1,6 @@
 {{/*
-The service's Deployment. Chart-specific environment comes from the including chart's
-"<chart>.env" template (a YAML list of EnvVar, may be empty).
+The service's Deployment. Its environment comes from the including chart's "<chart>.env" template
+(a YAML list of EnvVar, may be empty); the services' charts put "herald.backendEnv" in it.
 */}}
 {{- define "herald.deployment" -}}
 apiVersion: apps/v1
@@ -77,16 +77,6 @@ spec:
           env:
             - name: JAVA_TOOL_OPTIONS
               value: {{ .Values.javaToolOptions | quote }}
-            - name: SPRING_RABBITMQ_HOST
-              valueFrom: {secretKeyRef: {name: {{ .Values.rabbitmq.existingSecret }}, key: {{ .Values.rabbitmq.hostKey }}}}
-            - name: SPRING_RABBITMQ_PORT
-              valueFrom: {secretKeyRef: {name: {{ .Values.rabbitmq.existingSecret }}, key: {{ .Values.rabbitmq.portKey }}}}
-            - name: SPRING_RABBITMQ_USERNAME
-              valueFrom: {secretKeyRef: {name: {{ .Values.rabbitmq.existingSecret }}, key: {{ .Values.rabbitmq.usernameKey }}}}
-            - name: SPRING_RABBITMQ_PASSWORD
-              valueFrom: {secretKeyRef: {name: {{ .Values.rabbitmq.existingSecret }}, key: {{ .Values.rabbitmq.passwordKey }}}}
-            - name: HERALD_REDIS_URI
-              valueFrom: {secretKeyRef: {name: {{ .Values.redis.existingSecret }}, key: {{ .Values.redis.uriKey }}}}
             {{- include (printf "%s.env" .Chart.Name) . | nindent 12 }}
             {{- with .Values.extraEnv }}
             {{- toYaml . | nindent 12 }}
@@ -108,16 +98,28 @@ spec:
             periodSeconds: {{ .Values.probes.readiness.periodSeconds }}
             timeoutSeconds: {{ .Values.probes.readiness.timeoutSeconds }}
             failureThreshold: {{ .Values.probes.readiness.failureThreshold }}
+          {{- /* The sleep action needs no shell or sleep binary in the image; older clusters go without. */}}
+          {{- if and .Values.preStopSleepSeconds (semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version) }}
+          lifecycle:
+            preStop:
+              sleep: {seconds: {{ .Values.preStopSleepSeconds }}}
+          {{- end }}
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
           volumeMounts:
             # The root filesystem is read-only; the JVM and Netty need a writable temp dir.
             - name: tmp
               mountPath: /tmp
+            {{- with .Values.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
             sizeLimit: {{ .Values.tmpSizeLimit }}
+        {{- with .Values.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
       {{- with .Values.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}
@@ -130,4 +132,18 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+{{- end }}
+
+{{/* RabbitMQ and Redis from push-platform's Secrets: what every Herald service connects to. */}}
+{{- define "herald.backendEnv" -}}
+- name: SPRING_RABBITMQ_HOST
+  valueFrom: {secretKeyRef: {name: {{ .Values.rabbitmq.existingSecret }}, key: {{ .Values.rabbitmq.hostKey }}}}
+- name: SPRING_RABBITMQ_PORT
+  valueFrom: {secretKeyRef: {name: {{ .Values.rabbitmq.existingSecret }}, key: {{ .Values.rabbitmq.portKey }}}}
+- name: SPRING_RABBITMQ_USERNAME
+  valueFrom: {secretKeyRef: {name: {{ .Values.rabbitmq.existingSecret }}, key: {{ .Values.rabbitmq.usernameKey }}}}
+- name: SPRING_RABBITMQ_PASSWORD
+  valueFrom: {secretKeyRef: {name: {{ .Values.rabbitmq.existingSecret }}, key: {{ .Values.rabbitmq.passwordKey }}}}
+- name: HERALD_REDIS_URI
+  valueFrom: {secretKeyRef: {name: {{ .Values.redis.existingSecret }}, key: {{ .Values.redis.uriKey }}}}
 {{- end }}

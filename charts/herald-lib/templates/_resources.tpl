@@ -164,7 +164,9 @@ spec:
 
 {{/*
 helm test: a pod that asks the service for its readiness (RabbitMQ and Redis reachable). It carries
-the labels the NetworkPolicy's ingressFrom may select (.Values.tests.podLabels).
+the labels the NetworkPolicy's ingressFrom may select (.Values.tests.podLabels), and is scheduled as
+the service's pods are (nodeSelector, affinity, tolerations): where those pick the nodes that run
+containers (ci/node-values.yaml), a test pod elsewhere would not really run.
 */}}
 {{- define "herald.testpod" -}}
 apiVersion: v1
@@ -191,7 +193,8 @@ spec:
   containers:
     - name: readiness
       image: {{ .Values.tests.image | quote }}
-      command: [wget, -q, -O-, -T, "5", "http://{{ include "herald.fullname" . }}:{{ .Values.service.port }}/actuator/health/readiness"]
+      # `timeout`, not wget's -T: Debian's busybox 1.35 (the test node's image) crashes on -T.
+      command: [timeout, "10", wget, -q, -O-, "http://{{ include "herald.fullname" . }}:{{ .Values.service.port }}/actuator/health/readiness"]
       securityContext:
         allowPrivilegeEscalation: false
         readOnlyRootFilesystem: true
@@ -199,4 +202,16 @@ spec:
       resources:
         requests: {cpu: 10m, memory: 16Mi}
         limits: {memory: 32Mi}
+  {{- with .Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end }}

@@ -11,6 +11,10 @@ provisions a fresh app with the sandbox's credentials, then:
   >= 5,000 requests/s, p99 <= 25 ms, no errors. The gateway is stopped during the run (so it
   measures the dispatcher, not the 2 cores it shares with gateway and sandbox), the backlog purged
   afterwards and the gateway started again; ``ACCEPT_PIPELINE=1`` keeps it delivering.
+- scheduled (the 07:00 case): ``SCHEDULED_COUNT`` (100,000) devices with time zones (one zone,
+  or ``SCHEDULED_ZONES`` zones of the same UTC offset) on a topic, one send with
+  ``sendAtLocalTime`` a minute ahead; delay from the due time to the sandbox's first and last
+  receipt. Target: first <= 1 s, last <= 10 s.
 - cm-connections: hold ``CM_CONNECTIONS`` (50,000) idle MQTT 5 connections on the connection
   manager, from source addresses 127.0.0.2.., and print its heap (after GC) and RSS per
   connection. Target: <= 20 kB per connection.
@@ -19,7 +23,7 @@ provisions a fresh app with the sandbox's credentials, then:
   each; p50/p99 from API accept to device receipt. Target: p99 <= 50 ms. ``CM_TO=tokens`` sends
   to the MQTT target directly instead of to the registered device.
 
-Knobs (environment): ``FANOUT_COUNT``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
+Knobs (environment): ``FANOUT_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
 ``CM_HOLD_SECONDS``, ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
 """
@@ -36,14 +40,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import fanout, mqtt
+from . import fanout, mqtt, scheduled
 from ..localrun import local_platform, start
 from ..processes import PlatformError
 from ..provisioning import Provisioner
 
 SEND_LUA = Path(__file__).with_name("send.lua")
 API = "http://127.0.0.1:8080"
-BENCHMARKS = ("fanout", "cm-connections", "cm-delivery", "accept")
+BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept")
 
 
 def _env(name: str, default: object) -> str:
@@ -76,6 +80,14 @@ def _fanout(app: str, key: str, pids: str) -> None:
         print(f"--- {label}", flush=True)
         fanout.main(["--app", app, "--key", key, "--count", _env("FANOUT_COUNT", 100000),
                      "--pids", pids, "--topic", topic])
+
+
+def _scheduled(app: str, key: str) -> None:
+    count, zones = _env("SCHEDULED_COUNT", 100000), _env("SCHEDULED_ZONES", 1)
+    print(f"==> 07:00 benchmark: {count} devices in {zones} zone(s), a send at their local time a minute ahead",
+          flush=True)
+    scheduled.main(["--app", app, "--key", key, "--count", count, "--zones", zones])
+    print(f"  load average after: {_load_average()}")
 
 
 def _cm_connections(app: str, cm_pid: int, crypto_key: str) -> None:
@@ -161,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         selected = BENCHMARKS if what == "all" else (what,)
         if "fanout" in selected:
             _fanout(app.app, app.api_key, ",".join(f"{name}={pid}" for name, pid in pids.items()))
+        if "scheduled" in selected:
+            _scheduled(app.app, app.api_key)
         if "cm-connections" in selected:
             _cm_connections(app.app, pids["connection-manager"], platform.crypto_key)
         if "cm-delivery" in selected:

@@ -10,10 +10,11 @@ import java.util.Objects;
  *
  * @param topic     the topic whose subscribers receive the message, or null
  * @param deviceIds explicit device ids, or empty
+ * @param throttle  how fast the message may be delivered, or null
  */
 public record AudienceJob(String messageId, String appId, Priority priority, Notification notification,
                           String collapseKey, Instant acceptedAt, Instant expiresAt,
-                          String topic, java.util.List<String> deviceIds) {
+                          String topic, java.util.List<String> deviceIds, Throttle throttle) {
     public AudienceJob {
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(appId, "appId");
@@ -23,8 +24,19 @@ public record AudienceJob(String messageId, String appId, Priority priority, Not
         }
     }
 
+    public AudienceJob(String messageId, String appId, Priority priority, Notification notification,
+                       String collapseKey, Instant acceptedAt, Instant expiresAt, String topic,
+                       java.util.List<String> deviceIds) {
+        this(messageId, appId, priority, notification, collapseKey, acceptedAt, expiresAt, topic, deviceIds, null);
+    }
+
     public PushBatch batch(int number, java.util.List<Target> targets) {
+        return batch(number, targets, null);
+    }
+
+    /** A batch of the expanded audience, throttled at the rate resolved for the audience's size (or null). */
+    public PushBatch batch(int number, java.util.List<Target> targets, Long throttlePerMinute) {
         return new PushBatch(messageId, appId, number, priority, notification, collapseKey,
-                acceptedAt, expiresAt, targets);
+                acceptedAt, expiresAt, targets, throttlePerMinute);
     }
 }

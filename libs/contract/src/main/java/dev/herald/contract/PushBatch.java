@@ -18,10 +18,12 @@ import java.util.Objects;
  * @param acceptedAt  when the Dispatcher accepted the message (latency is measured from here)
  * @param expiresAt   after this instant the message is not sent but counted as expired
  * @param targets     where to deliver
+ * @param throttlePerMinute at most this many targets of the message a minute across all gateway
+ *                    replicas ({@link Throttle} resolved for the audience's size), or null: no throttle
  */
 public record PushBatch(String messageId, String appId, int batch, Priority priority,
                         Notification notification, String collapseKey,
-                        Instant acceptedAt, Instant expiresAt, List<Target> targets) {
+                        Instant acceptedAt, Instant expiresAt, List<Target> targets, Long throttlePerMinute) {
     public PushBatch {
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(appId, "appId");
@@ -30,6 +32,18 @@ public record PushBatch(String messageId, String appId, int batch, Priority prio
         Objects.requireNonNull(acceptedAt, "acceptedAt");
         Objects.requireNonNull(expiresAt, "expiresAt");
         targets = List.copyOf(targets);
+    }
+
+    /** A batch of a message sent as fast as its app's quotas allow. */
+    public PushBatch(String messageId, String appId, int batch, Priority priority, Notification notification,
+                     String collapseKey, Instant acceptedAt, Instant expiresAt, List<Target> targets) {
+        this(messageId, appId, batch, priority, notification, collapseKey, acceptedAt, expiresAt, targets, null);
+    }
+
+    /** This batch with only {@code remaining} of its targets: what waits for a quota or throttle. */
+    public PushBatch withTargets(List<Target> remaining) {
+        return new PushBatch(messageId, appId, batch, priority, notification, collapseKey, acceptedAt, expiresAt,
+                remaining, throttlePerMinute);
     }
 
     public boolean expiredAt(Instant now) {

@@ -27,6 +27,22 @@ public final class QueueTopology {
                 "x-delivery-limit", DELIVERY_LIMIT);
     }
 
+    /** How long a parked batch waits before it goes back to its send queue (then it asks for tokens again). */
+    public static final int PARK_DELAY_MS = 1_000;
+
+    /**
+     * The parking queue: every entry waits the same time (a queue TTL, so they expire in order) and is
+     * then dead-lettered, at least once, to the push exchange under its original routing key.
+     */
+    public static Map<String, Object> parkedQueueArguments() {
+        return Map.of(
+                "x-queue-type", "quorum",
+                "x-message-ttl", PARK_DELAY_MS,
+                "x-dead-letter-exchange", Queues.EXCHANGE,
+                "x-dead-letter-strategy", "at-least-once",
+                "x-overflow", "reject-publish");
+    }
+
     public static Map<String, Object> deadQueueArguments() {
         return Map.of("x-queue-type", "quorum");
     }

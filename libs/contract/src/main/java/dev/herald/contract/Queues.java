@@ -19,6 +19,15 @@ public final class Queues {
     /** Work that failed for good, with the reason in the {@code x-herald-reason} header. */
     public static final String DEAD = "herald.dead";
 
+    /**
+     * Fanout exchange in front of {@link #PARKED}: a batch that must wait for its app's provider quota
+     * or its message's throttle is published here with its send queue as routing key, and dead-lettered
+     * back to {@link #EXCHANGE} under that key after {@link QueueTopology#PARK_DELAY_MS}.
+     */
+    public static final String PARK_EXCHANGE = "herald.park";
+    /** Batches waiting for a quota or throttle, off the send queues so other apps' work is not held up. */
+    public static final String PARKED = "herald.parked";
+
     /** Header naming why a target or delivery was dead-lettered. */
     public static final String REASON_HEADER = "x-herald-reason";
 

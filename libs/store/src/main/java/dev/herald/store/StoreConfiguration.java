@@ -5,12 +5,15 @@ import dev.herald.store.app.AppCache;
 import dev.herald.store.app.AppStore;
 import dev.herald.store.crypto.CredentialCipher;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.device.StaleTokens;
 import dev.herald.store.mqtt.DeviceSessions;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.store.quota.RateBuckets;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.RedisLink;
 import dev.herald.store.status.ExpansionProgress;
+import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -78,8 +81,21 @@ public class StoreConfiguration {
     }
 
     @Bean
-    DeviceRegistry deviceRegistry(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, ObjectProvider<Clock> clock) {
-        return new DeviceRegistry(redis, functions, clock(clock));
+    DeviceRegistry deviceRegistry(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, ObjectProvider<Clock> clock,
+                                  StoreProperties properties) {
+        return new DeviceRegistry(redis, functions, clock(clock), properties.tokens().staleAfter());
+    }
+
+    @Bean
+    StaleTokens staleTokens(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, ObjectProvider<Clock> clock,
+                            StoreProperties properties) {
+        return new StaleTokens(redis, functions, clock(clock), properties.tokens());
+    }
+
+    @Bean
+    MessageCancels messageCancels(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions,
+                                  StoreProperties properties, ObjectProvider<Clock> clock) {
+        return new MessageCancels(redis, functions, properties.statusTtl(), clock(clock));
     }
 
     @Bean
@@ -100,14 +116,19 @@ public class StoreConfiguration {
 
     @Bean
     MqttOutbox mqttOutbox(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, MessageStatusStore status,
-                          DeviceSessions sessions, StoreProperties properties, ObjectProvider<Clock> clock) {
-        return new MqttOutbox(redis, functions, status, sessions, properties.mqttBoxSize(), clock(clock));
+                          MessageCancels cancels, DeviceSessions sessions, StoreProperties properties, ObjectProvider<Clock> clock) {
+        return new MqttOutbox(redis, functions, status, cancels, sessions, properties.mqttBoxSize(), clock(clock));
     }
 
     @Bean
     ExpansionProgress expansionProgress(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions,
                                         StoreProperties properties) {
         return new ExpansionProgress(redis, functions, properties.statusTtl());
+    }
+
+    @Bean
+    RateBuckets rateBuckets(HeraldFunctions functions, ObjectProvider<Clock> clock) {
+        return new RateBuckets(functions, clock(clock));
     }
 
     /** Part of readiness: without Redis neither sends nor deliveries can be recorded. */

@@ -16,6 +16,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param statusTtl     how long a message's status stays readable after it was accepted
  * @param appCacheTtl   upper bound on how stale the local app cache may get if an invalidation is missed
  * @param mqttBoxSize   most messages kept per MQTT device waiting for its PUBACK; the oldest is dropped
+ * @param tokens        when device tokens are stale and when they are removed
  */
 @ConfigurationProperties("herald")
 public record StoreProperties(
@@ -24,5 +25,26 @@ public record StoreProperties(
         String cryptoKey,
         @DefaultValue("7d") Duration statusTtl,
         @DefaultValue("5m") Duration appCacheTtl,
-        @DefaultValue("100") int mqttBoxSize) {
+        @DefaultValue("100") int mqttBoxSize,
+        @DefaultValue Tokens tokens) {
+
+    /**
+     * When a device's token counts as stale and when it is removed, both measured from its last
+     * registration (a re-registration refreshes it). Defaults from Firebase's guidance: a token not
+     * refreshed for a month is likely stale; FCM rejects Android tokens inactive for 270 days, so
+     * keeping one longer only costs a failed request.
+     *
+     * @param staleAfter  a device not registered again for this long is stale: fan-outs leave it out
+     *                    and the stale-devices API lists it
+     * @param removeAfter a device not registered again for this long is removed by the token sweep
+     *                    (counted in the app's statistics); longer than {@code staleAfter}
+     */
+    public record Tokens(@DefaultValue("30d") Duration staleAfter, @DefaultValue("270d") Duration removeAfter) {
+        public Tokens {
+            if (removeAfter.compareTo(staleAfter) < 0) {
+                throw new IllegalArgumentException("herald.tokens.remove-after (" + removeAfter
+                        + ") must not be shorter than herald.tokens.stale-after (" + staleAfter + ")");
+            }
+        }
+    }
 }

@@ -100,6 +100,28 @@ class MqttDeliveryIT {
     }
 
     @Test
+    void aMessageCancelledWhileTheDeviceWasOfflineIsDroppedFromItsBoxAndEndsCancelled() throws Exception {
+        Herald.Device device = herald.registerMqtt(app, deviceId());
+        String cancelled = send(device, "never mind");
+        String kept = send(device, "still on");
+        await().atMost(Devices.timeout()).until(() -> herald.boxSize(device) == 2);
+        assertThat(herald.call("DELETE", "/v1/apps/" + app.id() + "/messages/" + cancelled, app.key(), null, 202)
+                .get("state").asString()).isEqualTo("cancelling");
+
+        Devices.V5 client = Devices.connectV5(device, herald.mqttPort());
+        try {
+            // The drain goes in order: had the cancelled one been sent, it would come first.
+            assertThat(client.next().get("id").asString()).isEqualTo(kept);
+            await().atMost(Devices.timeout()).until(() -> herald.state(app, cancelled).equals("cancelled"));
+            await().atMost(Devices.timeout()).until(() -> herald.state(app, kept).equals("delivered"));
+            assertThat(herald.status(app, cancelled).get("targets").get("cancelled").asInt()).isEqualTo(1);
+            assertThat(herald.boxSize(device)).isZero();
+        } finally {
+            client.close();
+        }
+    }
+
+    @Test
     void aMessageWhoseTtlPassedWhileTheDeviceWasOfflineIsExpiredNotDelivered() throws Exception {
         Herald.Device device = herald.registerMqtt(app, deviceId());
         String shortLived = herald.send(app, Map.of("to", Map.of("devices", List.of(device.deviceId())), "title", "soon gone", "ttl", 1));

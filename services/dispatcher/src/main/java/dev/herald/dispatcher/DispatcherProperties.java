@@ -23,6 +23,9 @@ import org.springframework.util.unit.DataSize;
  * @param resolveDevicesUpTo   device lists of at most this many ids are looked up in the registry
  *                             when the send is accepted and queued as batches; longer ones (and
  *                             topics) go to the gateway as an audience job. 0 sends every list there.
+ * @param apiRateLimit         API requests a second each app may make, across every dispatcher replica
+ *                             (a shared bucket in Redis, a second's worth at once); more are answered
+ *                             429 with Retry-After. An app's own limit (admin API) wins. 0: no limit
  */
 @ConfigurationProperties("herald.dispatcher")
 public record DispatcherProperties(
@@ -35,7 +38,8 @@ public record DispatcherProperties(
         @DefaultValue("28d") Duration maxTtl,
         @DefaultValue("5s") Duration publishTimeout,
         @DefaultValue("500") int batchSize,
-        @DefaultValue("100") int resolveDevicesUpTo) {
+        @DefaultValue("100") int resolveDevicesUpTo,
+        @DefaultValue("10000") long apiRateLimit) {
 
     public DispatcherProperties {
         if (adminToken == null || adminToken.isBlank()) {
@@ -50,6 +54,7 @@ public record DispatcherProperties(
         require(maxTargetsPerRequest > 0, "max-targets-per-request must be positive");
         require(batchSize > 0, "batch-size must be positive");
         require(resolveDevicesUpTo >= 0, "resolve-devices-up-to must not be negative");
+        require(apiRateLimit >= 0, "api-rate-limit must not be negative");
         require(maxRequestSize.toBytes() > 0, "max-request-size must be positive");
         require(!defaultTtl.isNegative() && defaultTtl.compareTo(maxTtl) <= 0,
                 "default-ttl must be between 0 and max-ttl (" + maxTtl + "), got " + defaultTtl);
@@ -69,6 +74,6 @@ public record DispatcherProperties(
                 + ", maxTargetsPerRequest=" + maxTargetsPerRequest + ", maxRequestSize=" + maxRequestSize
                 + ", idempotencyTtl=" + idempotencyTtl + ", defaultTtl=" + defaultTtl + ", maxTtl=" + maxTtl
                 + ", publishTimeout=" + publishTimeout + ", batchSize=" + batchSize
-                + ", resolveDevicesUpTo=" + resolveDevicesUpTo + "]";
+                + ", resolveDevicesUpTo=" + resolveDevicesUpTo + ", apiRateLimit=" + apiRateLimit + "]";
     }
 }

@@ -1,5 +1,6 @@
 package dev.herald.dispatcher;
 
+import dev.herald.dispatcher.schedule.ScheduleProperties;
 import dev.herald.store.StoreProperties;
 import dev.herald.testsupport.settings.ChartConfig;
 import org.junit.jupiter.api.Test;
@@ -9,6 +10,6 @@ class ChartSettingsTests {
 
     @Test
     void theChartAgreesWithTheSettingsMetadata() {
-        ChartConfig.assertAgrees("dispatcher", DispatcherProperties.class, StoreProperties.class);
+        ChartConfig.assertAgrees("dispatcher", DispatcherProperties.class, ScheduleProperties.class, StoreProperties.class);
     }
 }

@@ -52,8 +52,12 @@ abstract class DispatcherIntegrationTest {
     }
 
     TestApp createApp() {
+        return createApp(api());
+    }
+
+    static TestApp createApp(Api api) {
         String id = "app-" + UUID.randomUUID().toString().substring(0, 8);
-        Api.Response response = api().json("POST", "/v1/apps", ADMIN_TOKEN, Map.of("id", id, "name", "Test " + id));
+        Api.Response response = api.json("POST", "/v1/apps", ADMIN_TOKEN, Map.of("id", id, "name", "Test " + id));
         assertThat(response.status()).as(response.toString()).isEqualTo(201);
         JsonNode key = response.json().get("apiKey");
         return new TestApp(id, key.get("key").asString(), key.get("keyId").asString());

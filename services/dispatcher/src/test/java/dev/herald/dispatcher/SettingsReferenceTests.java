@@ -1,5 +1,6 @@
 package dev.herald.dispatcher;
 
+import dev.herald.dispatcher.schedule.ScheduleProperties;
 import dev.herald.store.StoreProperties;
 import dev.herald.testsupport.settings.SettingsReference;
 import org.junit.jupiter.api.Test;
@@ -9,6 +10,6 @@ class SettingsReferenceTests {
 
     @Test
     void theSettingsReferenceIsCurrent() {
-        SettingsReference.assertCurrent("dispatcher", DispatcherProperties.class);
+        SettingsReference.assertCurrent("dispatcher", DispatcherProperties.class, ScheduleProperties.class);
     }
 }

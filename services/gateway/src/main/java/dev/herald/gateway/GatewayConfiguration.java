@@ -16,23 +16,36 @@ import dev.herald.gateway.delivery.InFlightLimit;
 import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.gateway.fcm.FcmAccessTokens;
 import dev.herald.gateway.fcm.FcmSender;
+import dev.herald.gateway.lifecycle.TokenMetrics;
+import dev.herald.gateway.lifecycle.TokenSweeper;
 import dev.herald.gateway.mqtt.MqttSender;
-import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.gateway.quota.DeliveryGate;
+import dev.herald.gateway.quota.Parking;
+import dev.herald.gateway.quota.QuotaMetrics;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.device.StaleTokens;
+import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.store.quota.RateBuckets;
 import dev.herald.store.status.ExpansionProgress;
+import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.springframework.amqp.core.AcknowledgeMode;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.context.LifecycleProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -42,7 +55,9 @@ import tools.jackson.databind.json.JsonMapper;
 @Configuration(proxyBeanMethods = false)
 public class GatewayConfiguration {
 
+    /** The system clock, unless one is given (tests share a settable clock between replicas). */
     @Bean
+    @ConditionalOnMissingBean
     Clock clock() {
         return Clock.systemUTC();
     }
@@ -115,16 +130,49 @@ public class GatewayConfiguration {
     }
 
     @Bean
-    BatchDelivery batchDelivery(List<ProviderSender> senders, AppCache apps, DeviceRegistry devices,
-                                MessageStatusStore status, DeadLetters deadLetters, InFlightLimit limit,
-                                GatewayProperties properties, DeliveryMetrics metrics, Clock clock) {
-        return new BatchDelivery(senders, apps, devices, status, deadLetters, limit, new Backoff(properties.retry()), metrics, clock);
+    QuotaMetrics quotaMetrics(MeterRegistry registry) {
+        return new QuotaMetrics(registry);
     }
 
     @Bean
-    AudienceExpander audienceExpander(DeviceRegistry devices, MessageStatusStore status, ExpansionProgress progress,
-                                      ConfirmedPublisher publisher, GatewayProperties properties) {
-        return new AudienceExpander(devices, status, progress, publisher, properties.audience());
+    DeliveryGate deliveryGate(RateBuckets buckets, GatewayProperties properties, QuotaMetrics metrics, Clock clock) {
+        return new DeliveryGate(buckets, properties.quota(), metrics, clock);
+    }
+
+    @Bean
+    BatchDelivery batchDelivery(List<ProviderSender> senders, AppCache apps, DeviceRegistry devices,
+                                MessageStatusStore status, MessageCancels cancels, DeadLetters deadLetters, InFlightLimit limit,
+                                GatewayProperties properties, DeliveryMetrics metrics, Clock clock,
+                                DeliveryGate gate, ConfirmedPublisher publisher, QuotaMetrics quotaMetrics) {
+        return new BatchDelivery(senders, apps, devices, status, cancels, deadLetters, limit, new Backoff(properties.retry()),
+                metrics, clock, gate, new Parking(publisher), quotaMetrics);
+    }
+
+    @Bean
+    AudienceExpander audienceExpander(DeviceRegistry devices, MessageStatusStore status, MessageCancels cancels,
+                                      ExpansionProgress progress, ConfirmedPublisher publisher, GatewayProperties properties,
+                                      TokenMetrics tokenMetrics) {
+        return new AudienceExpander(devices, status, cancels, progress, publisher, properties.audience(), tokenMetrics);
+    }
+
+    @Bean
+    TokenMetrics tokenMetrics(MeterRegistry registry) {
+        return new TokenMetrics(registry);
+    }
+
+    @Bean
+    TokenSweeper tokenSweeper(RedisClusterAsyncCommands<String, String> redis, StaleTokens stale, TokenMetrics metrics,
+                              GatewayProperties properties) {
+        return new TokenSweeper(redis, stale, metrics, properties.tokenSweep());
+    }
+
+    /** The token sweep's timer: each replica ticks, the lease picks the one that sweeps. */
+    @Bean(destroyMethod = "shutdownNow")
+    ScheduledExecutorService tokenSweepTimer(TokenSweeper sweeper, GatewayProperties properties) {
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("token-sweep").daemon().factory());
+        long every = properties.tokenSweep().interval().toMillis();
+        timer.scheduleWithFixedDelay(sweeper, every, every, TimeUnit.MILLISECONDS);
+        return timer;
     }
 
     @Bean

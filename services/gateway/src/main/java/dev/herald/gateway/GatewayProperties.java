@@ -22,6 +22,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param dedupeTtl     how long finished targets are remembered for redelivered batches
  * @param fcm           FCM HTTP v1 endpoint and connection pool
  * @param apns          APNs endpoints and connections
+ * @param tokenSweep    the sweep that removes devices whose token went unrefreshed too long
+ * @param quota         each app's provider quotas, shared by every replica through Redis (an app's
+ *                      own limits, set through the admin API, win over these defaults)
  */
 @ConfigurationProperties("herald.gateway")
 public record GatewayProperties(
@@ -31,7 +34,9 @@ public record GatewayProperties(
         @DefaultValue Retry retry,
         @DefaultValue Audience audience,
         @DefaultValue Fcm fcm,
-        @DefaultValue Apns apns) {
+        @DefaultValue Apns apns,
+        @DefaultValue TokenSweep tokenSweep,
+        @DefaultValue Quota quota) {
 
     /**
      * Consumers per lane: the high lane has its own, so bulk work never occupies them.
@@ -51,6 +56,14 @@ public record GatewayProperties(
      */
     public record Retry(@DefaultValue("5") int maxAttempts, @DefaultValue("500ms") Duration initialBackoff,
                         @DefaultValue("30s") Duration maxBackoff, @DefaultValue("60s") Duration maxRetryAfter) {
+    }
+
+    /**
+     * @param interval how often one replica sweeps (the others skip while its lease lives); the
+     *                 ages are {@code herald.tokens.*}
+     * @param pageSize devices removed per step of an app's sweep
+     */
+    public record TokenSweep(@DefaultValue("1h") Duration interval, @DefaultValue("500") int pageSize) {
     }
 
     /**
@@ -87,5 +100,18 @@ public record GatewayProperties(
                        @DefaultValue("https://api.push.apple.com:443") URI productionEndpoint,
                        Path trustedCertificate,
                        @DefaultValue("2") int connections) {
+    }
+
+    /**
+     * @param fcmPerMinute  FCM messages a minute per app across all replicas: FCM's published quota is
+     *                      600,000 a minute per project. 0: no limit (429s still pause the app)
+     * @param apnsPerMinute APNs notifications a minute per app across all replicas. Apple publishes no
+     *                      rate, so 0: no limit, and its 429 TooManyRequests pauses the app instead
+     * @param defaultPause  how long an app pauses sending to a provider after a 429 that names no
+     *                      Retry-After (APNs never does)
+     * @param maxPause      cap on one pause, however long a Retry-After asks for
+     */
+    public record Quota(@DefaultValue("600000") long fcmPerMinute, @DefaultValue("0") long apnsPerMinute,
+                        @DefaultValue("1s") Duration defaultPause, @DefaultValue("60s") Duration maxPause) {
     }
 }

@@ -11,6 +11,7 @@ import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
+import dev.herald.contract.Throttle;
 import dev.herald.gateway.consume.AudienceListener;
 import dev.herald.gateway.consume.SendListener;
 import dev.herald.store.app.ApnsCredential;
@@ -63,8 +64,8 @@ import tools.jackson.databind.json.JsonMapper;
         "herald.gateway.audience.page-size=500",
         "herald.gateway.audience.batch-size=200"})
 @ActiveProfiles("sandbox") // the provider sandbox's token hosts and certificate; its ports are set below
+@org.springframework.test.annotation.DirtiesContext // its listeners must not consume another test class's work
 class GatewayDeliveryTests {
-    private static final String CRYPTO_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
     private static ProviderSandbox sandbox;
 
     @Autowired
@@ -107,26 +108,11 @@ class GatewayDeliveryTests {
 
     @DynamicPropertySource
     static void servers(DynamicPropertyRegistry registry) {
-        LocalRabbit rabbit = LocalRabbit.get();
-        registry.add("spring.rabbitmq.port", rabbit::port);
-        registry.add("herald.redis-uri", () -> LocalRedis.get().uri());
-        registry.add("herald.crypto-key", () -> CRYPTO_KEY);
-        registry.add("herald.gateway.fcm.endpoint", () -> sandbox.fcmEndpoint().toString());
-        registry.add("herald.gateway.apns.sandbox-endpoint", () -> sandbox.apnsEndpoint().toString());
-        registry.add("herald.gateway.apns.production-endpoint", () -> sandbox.apnsEndpoint().toString());
-        registry.add("herald.gateway.apns.trusted-certificate", () -> sandbox.apnsCertificate().toString());
+        SandboxGateway.servers(registry, () -> sandbox);
     }
 
     private String newApp() {
-        String appId = "app-" + UUID.randomUUID();
-        apps.create(appId, "Test").join();
-        Map<String, Object> account = sandbox.demoServiceAccount();
-        apps.setFcm(appId, new FcmCredential(json.writeValueAsString(account), (String) account.get("project_id"),
-                (String) account.get("client_email"))).join();
-        Map<String, Object> apns = sandbox.demoApns();
-        apps.setApns(appId, new ApnsCredential((String) apns.get("p8"), (String) apns.get("keyId"),
-                (String) apns.get("teamId"), (String) apns.get("topic"), "sandbox")).join();
-        return appId;
+        return SandboxGateway.newApp(apps, sandbox, json);
     }
 
     private PushBatch batch(String appId, String messageId, Priority priority, Instant expiresAt, List<Target> targets) {
@@ -141,15 +127,22 @@ class GatewayDeliveryTests {
     }
 
     private Message jsonMessage(Object body) {
-        MessageProperties properties = new MessageProperties();
-        properties.setContentType(MessageProperties.CONTENT_TYPE_JSON);
-        return new Message(json.writeValueAsBytes(body), properties);
+        return SandboxGateway.jsonMessage(json, body);
     }
 
     private MessageStatus awaitCompleted(String messageId) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> status.find(messageId).join()
-                .map(s -> s.completedAt() != null).orElse(false));
-        return status.find(messageId).join().orElseThrow();
+        return SandboxGateway.awaitCompleted(status, messageId);
+    }
+
+    /** Registers {@code count} devices subscribed to {@code topic}; returns their tokens. */
+    private List<String> subscribers(String appId, String topic, int count, java.util.function.IntFunction<Channel> channel) {
+        List<String> tokens = new ArrayList<>();
+        IntStream.range(0, count).forEach(i -> {
+            String token = topic + "-" + i + "-" + id();
+            tokens.add(token);
+            devices.register(appId, "d" + i, channel.apply(i), token, List.of(topic)).join();
+        });
+        return tokens;
     }
 
     private static String id() {
@@ -296,12 +289,7 @@ class GatewayDeliveryTests {
     void aTopicAudienceIsExpandedBehindTheQueueAndEveryDeviceReachedOnce() {
         String appId = newApp();
         String topic = "news";
-        List<String> tokens = new ArrayList<>();
-        IntStream.range(0, 1_100).forEach(i -> {
-            String token = "topic-" + i + "-" + id();
-            tokens.add(token);
-            devices.register(appId, "d" + i, i % 5 == 0 ? Channel.apns : Channel.fcm, token, List.of(topic)).join();
-        });
+        List<String> tokens = subscribers(appId, topic, 1_100, i -> i % 5 == 0 ? Channel.apns : Channel.fcm);
         String messageId = id();
         Instant now = Instant.now();
         status.accepted(messageId, appId, Optional.empty(), now).join();
@@ -312,6 +300,27 @@ class GatewayDeliveryTests {
         assertThat(done.total()).isEqualTo(1_100);
         assertThat(done.sent()).isEqualTo(1_100);
         assertThat(tokens).allSatisfy(token -> assertThat(sandbox.counts().received(token).attempts()).isEqualTo(1));
+    }
+
+    @Test
+    void aTopicSendSpreadOverMinutesIsThrottledAtTheRateItsAudienceSizeGives() {
+        String appId = newApp();
+        String topic = "spread";
+        List<String> tokens = subscribers(appId, topic, 600, i -> Channel.fcm);
+        String messageId = id();
+        Instant now = Instant.now();
+        status.accepted(messageId, appId, Optional.empty(), now).join();
+        // 600 devices over one minute: 600 a minute, a burst of 10. It expires after 4 s, long
+        // before the minute is over: what was not sent by then is counted expired.
+        rabbit.send(Queues.EXCHANGE, Queues.AUDIENCE, jsonMessage(new AudienceJob(messageId, appId, Priority.normal,
+                new Notification("T", "B", Map.of(), Map.of()), null, now, now.plusSeconds(4), topic, List.of(),
+                new Throttle(null, 1))));
+
+        MessageStatus done = awaitCompleted(messageId);
+        long elapsedSeconds = Duration.between(now, Instant.now()).toSeconds() + 1;
+        assertThat(done.sent()).isBetween(10L, 10 + 10 * Math.min(elapsedSeconds, 5));
+        assertThat(done.sent() + done.expired()).isEqualTo(600);
+        assertThat(tokens.stream().mapToLong(token -> sandbox.counts().received(token).fcm()).sum()).isEqualTo(done.sent());
     }
 
     @Test

@@ -16,7 +16,12 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param apnsPort              APNs (HTTP/2 over TLS) port; 0 picks a free one, see {@link SandboxPorts}
  * @param apnsCertificatePath   where the self-signed APNs certificate is written as PEM so clients can
  *                              trust it; default {@code herald-sandbox-apns.pem} in the directory
- *                              {@code java.io.tmpdir} names
+ *                              {@code java.io.tmpdir} names. Read instead when apns-private-key-path is set
+ * @param apnsPrivateKeyPath    PEM private key (PKCS#8, or RSA/EC as OpenSSL and Helm write them) of a
+ *                              certificate made elsewhere, e.g. a Kubernetes TLS Secret's {@code tls.key}
+ *                              (charts/provider-sandbox): when set, the APNs port serves it with the
+ *                              certificate read from apns-certificate-path, and apns-certificate-names
+ *                              is unused; unset, the sandbox makes its own key and certificate at startup
  * @param apnsCertificateNames  DNS names and IP addresses the certificate is valid for; add the
  *                              sandbox's service name when clients reach it by another name
  * @param tokenUri              {@code token_uri} advertised in the demo service account; default
@@ -29,6 +34,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 public record SandboxProperties(
         @DefaultValue("9443") int apnsPort,
         Path apnsCertificatePath,
+        Path apnsPrivateKeyPath,
         @DefaultValue({"localhost", "127.0.0.1", "::1"}) List<String> apnsCertificateNames,
         URI tokenUri,
         @DefaultValue("1h") Duration accessTokenTtl,

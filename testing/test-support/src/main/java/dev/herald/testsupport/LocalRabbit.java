@@ -147,7 +147,9 @@ public final class LocalRabbit {
     public String prometheusScrape() throws IOException {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + prometheusPort + "/metrics"))
                 .timeout(Duration.ofSeconds(10)).GET().build();
-        try (HttpClient client = HttpClient.newHttpClient()) {
+        // HTTP/1.1: the JDK client's default h2c upgrade, answered by the plugin's server, was seen
+        // to fail with "Frame type(100) ... exceeds MAX_FRAME_SIZE" on a large scrape.
+        try (HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
             return client.send(request, HttpResponse.BodyHandlers.ofString()).body();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -24,7 +24,9 @@ import org.springframework.context.annotation.Configuration;
  * <li>{@code herald.send.high}, {@code herald.send.normal}, {@code herald.audience}: durable quorum
  * queues dead-lettering at-least-once to {@code herald.dead} ({@code x-dead-letter-strategy:
  * at-least-once} requires {@code x-overflow: reject-publish}, RabbitMQ 3.10+), with a delivery limit;</li>
- * <li>{@code herald.dead}: fanout exchange and the quorum queue bound to it.</li>
+ * <li>{@code herald.dead}: fanout exchange and the quorum queue bound to it;</li>
+ * <li>{@code herald.park}: fanout exchange and the quorum queue {@code herald.parked} bound to it, whose
+ * entries go back to {@code herald.push} after a fixed delay (batches waiting for a quota).</li>
  * </ul>
  */
 @Configuration(proxyBeanMethods = false)
@@ -43,6 +45,11 @@ public class QueueDeclarations {
         Queue deadQueue = new Queue(Queues.DEAD, true, false, false, QueueTopology.deadQueueArguments());
         all.add(deadQueue);
         all.add(BindingBuilder.bind(deadQueue).to(dead));
+        FanoutExchange park = new FanoutExchange(Queues.PARK_EXCHANGE, true, false);
+        Queue parked = new Queue(Queues.PARKED, true, false, false, QueueTopology.parkedQueueArguments());
+        all.add(park);
+        all.add(parked);
+        all.add(BindingBuilder.bind(parked).to(park));
         return new Declarables(all);
     }
 }

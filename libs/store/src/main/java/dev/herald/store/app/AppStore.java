@@ -16,7 +16,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Apps in Redis, one hash per app ({@code app:{<id>}}): name, version, API key hashes
- * ({@code key:<keyId>}) and encrypted credentials ({@code cred:fcm}, {@code cred:apns}). Every change
+ * ({@code key:<keyId>}) encrypted credentials ({@code cred:fcm}, {@code cred:apns}) and rate limits ({@code limits}, JSON). Every change
  * bumps the version and publishes the app id on {@value #CHANGES_CHANNEL} so local caches drop it.
  * Reads on the hot path go through {@link AppCache}, not here.
  */
@@ -75,6 +75,11 @@ public final class AppStore {
         return change(appId, Map.of("cred:apns", cipher.encrypt(JSON.writeValueAsString(credential), appId)), List.of());
     }
 
+    /** Replaces the app's rate limits; empty fields go back to the defaults. False if the app is unknown. */
+    public CompletableFuture<Boolean> setLimits(String appId, AppLimits limits) {
+        return change(appId, Map.of("limits", JSON.writeValueAsString(limits)), List.of());
+    }
+
     /** Removes a credential; {@code provider} is {@code fcm} or {@code apns}. */
     public CompletableFuture<Boolean> clearCredential(String appId, String provider) {
         return change(appId, Map.of(), List.of("cred:" + provider));
@@ -113,8 +118,10 @@ public final class AppStore {
         Optional<ApnsCredential> apns = Optional.ofNullable(fields.get("cred:apns"))
                 .map(sealed -> JSON.readValue(cipher.decrypt(sealed, appId), ApnsCredential.class));
         Instant createdAt = fields.containsKey("createdAt") ? Instant.parse(fields.get("createdAt")) : Instant.EPOCH;
+        AppLimits limits = Optional.ofNullable(fields.get("limits"))
+                .map(stored -> JSON.readValue(stored, AppLimits.class)).orElse(AppLimits.DEFAULTS);
         return new App(appId, fields.get("name"), createdAt, Long.parseLong(fields.getOrDefault("version", "0")),
-                keys, fcm, apns);
+                keys, fcm, apns, limits);
     }
 
     private static String keyField(String keyId) {
@@ -123,5 +130,19 @@ public final class AppStore {
 
     private String keyValue(ApiKeys.Issued issued) {
         return issued.sha256() + "|" + clock.instant();
+    }
+
+    /**
+     * Sets ({@code timeZone} present) or clears the app's default IANA time zone: the zone of its
+     * devices that registered none, for sends at a local time (UTC when unset). False if the app is unknown.
+     */
+    public CompletableFuture<Boolean> setTimeZone(String appId, Optional<String> timeZone) {
+        return timeZone.map(zone -> change(appId, Map.of("timeZone", zone), List.of()))
+                .orElseGet(() -> change(appId, Map.of(), List.of("timeZone")));
+    }
+
+    /** The app's default time zone, if one was set. */
+    public CompletableFuture<Optional<String>> timeZone(String appId) {
+        return redis.hget(key(appId), "timeZone").toCompletableFuture().thenApply(Optional::ofNullable);
     }
 }

@@ -11,6 +11,7 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -23,22 +24,36 @@ import java.util.concurrent.CompletableFuture;
  * Devices and topic membership in Redis:
  * {@code dev:{<app>}:<device>} (channel, token), {@code devtopics:{<app>}:<device>} (its topics),
  * {@code topic:{<app>}:<topic>} (device ids) and {@code tok:{<app>}:<channel>:<token>} (device id, so
- * a token the provider reports dead can be removed). The four share the app's hash tag, so the
+ * a token the provider reports dead can be removed) and {@code devseen:{<app>}} (device -> when it
+ * last registered, which is how a token is refreshed). The five share the app's hash tag, so the
  * library's device functions keep them in step in one atomic step, on Redis Cluster too.
+ *
+ * <p>A device whose last registration is older than {@code staleAfter} is stale: audiences leave it
+ * out ({@link #resolve}) and the token sweep removes it later ({@link StaleTokens}). Staleness is
+ * derived from that one time, never stored as a flag that could disagree with it.
  */
 public final class DeviceRegistry {
     private final RedisClusterAsyncCommands<String, String> redis;
     private final HeraldFunctions functions;
     private final Clock clock;
+    private final Duration staleAfter;
 
-    public DeviceRegistry(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Clock clock) {
+    public DeviceRegistry(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Clock clock,
+                          Duration staleAfter) {
         this.redis = redis;
         this.functions = functions;
         this.clock = clock;
+        this.staleAfter = staleAfter;
     }
 
-    private static String[] deviceKeys(String appId, String deviceId) {
-        return new String[] {RedisKeys.device(appId, deviceId), RedisKeys.deviceTopics(appId, deviceId)};
+    static String[] deviceKeys(String appId, String deviceId) {
+        return new String[] {RedisKeys.device(appId, deviceId), RedisKeys.deviceTopics(appId, deviceId),
+                RedisKeys.deviceRefreshed(appId)};
+    }
+
+    /** Registrations before this are stale. */
+    private long staleBefore() {
+        return clock.millis() - staleAfter.toMillis();
     }
 
     private CompletableFuture<Boolean> call(Function function, String[] keys, List<String> args) {
@@ -50,7 +65,10 @@ public final class DeviceRegistry {
         List<String> args = new ArrayList<>(List.of(RedisKeys.tokenPrefix(appId), RedisKeys.topicPrefix(appId), deviceId,
                 channel.name(), token, String.valueOf(clock.millis())));
         topics.forEach(args::add);
-        return call(Function.DEVICE_REGISTER, deviceKeys(appId, deviceId), args);
+        // The sweep's list of apps (its own slot, so not part of the registration's step; sent back
+        // to back with it, so no extra wait).
+        CompletableFuture<Long> listed = redis.sadd(RedisKeys.deviceApps(), appId).toCompletableFuture();
+        return call(Function.DEVICE_REGISTER, deviceKeys(appId, deviceId), args).thenCombine(listed, (created, ignored) -> created);
     }
 
     public CompletableFuture<Boolean> unregister(String appId, String deviceId) {
@@ -85,8 +103,18 @@ public final class DeviceRegistry {
         CompletableFuture<Map<String, String>> fields = redis.hgetall(RedisKeys.device(appId, deviceId)).toCompletableFuture();
         CompletableFuture<java.util.Set<String>> topics = redis.smembers(RedisKeys.deviceTopics(appId, deviceId)).toCompletableFuture();
         return fields.thenCombine(topics, (hash, names) -> hash.isEmpty() ? Optional.<Device>empty()
-                : Optional.of(new Device(appId, deviceId, Channel.valueOf(hash.get("channel")), hash.get("token"),
-                        new HashSet<>(names), Instant.ofEpochMilli(Long.parseLong(hash.getOrDefault("updatedAt", "0"))))));
+                : Optional.of(device(appId, deviceId, hash, names)));
+    }
+
+    private Device device(String appId, String deviceId, Map<String, String> hash, java.util.Set<String> names) {
+        long updatedAt = Long.parseLong(hash.getOrDefault("updatedAt", "0"));
+        return new Device(appId, deviceId, Channel.valueOf(hash.get("channel")), hash.get("token"), new HashSet<>(names),
+                Instant.ofEpochMilli(updatedAt), updatedAt < staleBefore(), Optional.ofNullable(hash.get("timeZone")));
+    }
+
+    /** How many devices a topic has now (what a send spread over minutes divides by). */
+    public CompletableFuture<Long> topicSize(String appId, String topicName) {
+        return redis.scard(RedisKeys.topic(appId, topicName)).toCompletableFuture();
     }
 
     /** One page of a topic's subscribers, starting at {@code cursor} ("0" for the first page). */
@@ -96,22 +124,79 @@ public final class DeviceRegistry {
                 .thenApply(page -> new TopicPage(page.getValues(), page.isFinished() ? "0" : page.getCursor()));
     }
 
-    /** Targets of the given devices; unknown devices are left out. The look-ups are pipelined. */
-    public CompletableFuture<List<Target>> resolve(String appId, List<String> deviceIds) {
+    /**
+     * Sets ({@code timeZone} present) or clears a registered device's IANA time zone. A separate step
+     * after {@link #register}: a registration that dies between the two keeps the device's previous zone.
+     * False when the device is not registered.
+     */
+    public CompletableFuture<Boolean> setTimeZone(String appId, String deviceId, Optional<String> timeZone) {
+        return functions.ask(Function.DEVICE_ZONE, new String[] {RedisKeys.device(appId, deviceId)}, timeZone.orElse(""));
+    }
+
+    /** A device's target and its registered time zone, if it has one. */
+    public record ZonedTarget(Target target, Optional<String> timeZone) {
+    }
+
+    /**
+     * An audience's devices looked up: those to send to, and those left out because their token is
+     * stale (each with its time zone, so a send at a local time can take its zone's share of both).
+     */
+    public record Resolved(List<ZonedTarget> devices, List<ZonedTarget> staleDevices) {
+        public Resolved {
+            devices = List.copyOf(devices);
+            staleDevices = List.copyOf(staleDevices);
+        }
+
+        public List<Target> targets() {
+            return devices.stream().map(ZonedTarget::target).toList();
+        }
+
+        /** Devices found but left out because their token is stale. */
+        public int stale() {
+            return staleDevices.size();
+        }
+    }
+
+    /**
+     * Targets of the given devices for a fan-out; unknown and stale devices are left out, the stale
+     * ones counted in the app's statistics. The look-ups are pipelined.
+     */
+    public CompletableFuture<Resolved> resolve(String appId, List<String> deviceIds) {
+        return lookUp(appId, deviceIds).thenCompose(resolved -> countStaleSkipped(appId, resolved.stale()).thenApply(counted -> resolved));
+    }
+
+    /**
+     * Like {@link #resolve}, counting nothing: for a caller that takes only part of the audience (one
+     * zone group of a send at a local time) and counts its part with {@link #countStaleSkipped}, or
+     * that only reads the devices' zones.
+     */
+    public CompletableFuture<Resolved> lookUp(String appId, List<String> deviceIds) {
         List<RedisFuture<List<KeyValue<String, String>>>> lookups = new ArrayList<>(deviceIds.size());
         for (String deviceId : deviceIds) {
-            lookups.add(redis.hmget(RedisKeys.device(appId, deviceId), "channel", "token"));
+            lookups.add(redis.hmget(RedisKeys.device(appId, deviceId), "channel", "token", "updatedAt", "timeZone"));
         }
+        long staleBefore = staleBefore();
         return CompletableFuture.allOf(lookups.stream().map(RedisFuture::toCompletableFuture).toArray(CompletableFuture[]::new))
                 .thenApply(ignored -> {
-                    List<Target> targets = new ArrayList<>(deviceIds.size());
+                    List<ZonedTarget> devices = new ArrayList<>(deviceIds.size());
+                    List<ZonedTarget> stale = new ArrayList<>();
                     for (int i = 0; i < deviceIds.size(); i++) {
                         List<KeyValue<String, String>> values = lookups.get(i).toCompletableFuture().join();
-                        if (values.get(0).hasValue() && values.get(1).hasValue()) {
-                            targets.add(new Target(Channel.valueOf(values.get(0).getValue()), values.get(1).getValue(), deviceIds.get(i)));
+                        if (!values.get(0).hasValue() || !values.get(1).hasValue()) {
+                            continue;
                         }
+                        ZonedTarget device = new ZonedTarget(new Target(Channel.valueOf(values.get(0).getValue()),
+                                values.get(1).getValue(), deviceIds.get(i)), values.get(3).optional());
+                        boolean isStale = values.get(2).hasValue() && Long.parseLong(values.get(2).getValue()) < staleBefore;
+                        (isStale ? stale : devices).add(device);
                     }
-                    return targets;
+                    return new Resolved(devices, stale);
                 });
+    }
+
+    /** Counts audience members left out of a fan-out because their token was stale ({@code staleSkipped}). */
+    public CompletableFuture<Void> countStaleSkipped(String appId, int stale) {
+        return stale == 0 ? CompletableFuture.completedFuture(null)
+                : redis.hincrby(RedisKeys.appStats(appId), "staleSkipped", stale).toCompletableFuture().thenApply(counted -> null);
     }
 }

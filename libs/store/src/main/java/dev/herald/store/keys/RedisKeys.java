@@ -33,7 +33,16 @@ public final class RedisKeys {
         MQTT_BOX_ENTRIES("cm:boxm:{<app>/<device>}", "cm:boxm:\\{[^}/]+/[^}]+\\}"),
         MQTT_SESSION("cm:session:{<app>/<device>}", "cm:session:\\{[^}/]+/[^}]+\\}"),
         MQTT_NODE_LEASE("cm:node:<node>", "cm:node:.+"),
-        MQTT_EXPIRIES("cm:expiries", "cm:expiries");
+        MQTT_EXPIRIES("cm:expiries", "cm:expiries"),
+        DEVICE_REFRESHED("devseen:{<app>}", "devseen:\\{[^}]+\\}"),
+        DEVICE_APPS("devapps", "devapps"),
+        TOKEN_SWEEP_LEASE("lease:token-sweep", "lease:token-sweep"),
+        PROVIDER_QUOTA("quota:{<app>}:<provider>", "quota:\\{[^}]+\\}:[a-z]+"),
+        PROVIDER_PAUSE("paused:{<app>}:<provider>", "paused:\\{[^}]+\\}:[a-z]+"),
+        MESSAGE_THROTTLE("throttle:{<message>}", "throttle:\\{[^}]+\\}"),
+        API_RATE("apirate:{<app>}", "apirate:\\{[^}]+\\}"),
+        SCHEDULE("schedule", "schedule"),
+        SCHEDULED_SEND("sched:{<message>}", "sched:\\{[^}]+\\}");
 
         private final String shape;
         private final Pattern pattern;
@@ -164,5 +173,50 @@ public final class RedisKeys {
         String tag = boxKey.substring(MQTT_BOX_PREFIX.length() + 1, boxKey.length() - 1);
         int slash = tag.indexOf('/');
         return new String[] {tag.substring(0, slash), tag.substring(slash + 1)};
+    }
+
+    /** An app's devices by last registration or refresh (ms): the index of stale tokens. */
+    public static String deviceRefreshed(String appId) {
+        return "devseen:" + appTag(appId);
+    }
+
+    /** The ids of apps that registered a device: what the stale-token sweep walks. */
+    public static String deviceApps() {
+        return "devapps";
+    }
+
+    /** Held by the one gateway replica sweeping stale tokens. */
+    public static String tokenSweepLease() {
+        return "lease:token-sweep";
+    }
+
+    /** An app's token bucket for one provider's quota; same tag as {@link #providerPause}, taken together. */
+    public static String providerQuota(String appId, String provider) {
+        return "quota:" + appTag(appId) + ":" + provider;
+    }
+
+    /** Until when (ms) an app sends nothing to a provider, after the provider's 429 with Retry-After. */
+    public static String providerPause(String appId, String provider) {
+        return "paused:" + appTag(appId) + ":" + provider;
+    }
+
+    /** The token bucket of a message sent at a limited rate. */
+    public static String messageThrottle(String messageId) {
+        return "throttle:" + messageTag(messageId);
+    }
+
+    /** An app's token bucket for its API requests at the dispatcher. */
+    public static String apiRate(String appId) {
+        return "apirate:" + appTag(appId);
+    }
+
+    /** Every scheduled send's due zone groups, by due time (members {@code <message>|<group>}); one key, untagged. */
+    public static String schedule() {
+        return "schedule";
+    }
+
+    /** A scheduled send's request and fired groups, beside its status in the message's slot. */
+    public static String scheduledSend(String messageId) {
+        return "sched:" + messageTag(messageId);
     }
 }

@@ -3,6 +3,7 @@ package dev.herald.store.mqtt;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.HeraldFunctions.Function;
+import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
 import dev.herald.store.status.Outcome;
 import dev.herald.store.status.Recording;
@@ -49,15 +50,17 @@ public final class MqttOutbox {
     private final RedisClusterAsyncCommands<String, String> redis;
     private final HeraldFunctions functions;
     private final MessageStatusStore status;
+    private final MessageCancels cancels;
     private final DeviceSessions sessions;
     private final int maxEntries;
     private final Clock clock;
 
     public MqttOutbox(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, MessageStatusStore status,
-                      DeviceSessions sessions, int maxEntries, Clock clock) {
+                      MessageCancels cancels, DeviceSessions sessions, int maxEntries, Clock clock) {
         this.redis = redis;
         this.functions = functions;
         this.status = status;
+        this.cancels = cancels;
         this.sessions = sessions;
         this.maxEntries = maxEntries;
         this.clock = clock;
@@ -110,6 +113,30 @@ public final class MqttOutbox {
                 entries.add(new Entry((String) flat.get(i), (String) flat.get(i + 1), Long.parseLong((String) flat.get(i + 2))));
             }
             return entries;
+        });
+    }
+
+    /**
+     * The box as a (re)connecting device should get it: entries of cancelled messages are settled as
+     * {@code cancelled} and leave the box instead. Checked here, where entries have waited for an
+     * offline device, not on the live path, where a message reaches a connected device at once (one
+     * look-up per entry, sent together).
+     */
+    public CompletableFuture<List<Entry>> readForDelivery(String appId, String deviceId) {
+        return read(appId, deviceId).thenCompose(entries -> {
+            List<CompletableFuture<Boolean>> marks = entries.stream().map(entry -> cancels.cancelled(entry.messageId())).toList();
+            return CompletableFuture.allOf(marks.toArray(CompletableFuture[]::new)).thenCompose(checked -> {
+                List<Entry> live = new ArrayList<>(entries.size());
+                List<CompletableFuture<Boolean>> settled = new ArrayList<>();
+                for (int i = 0; i < entries.size(); i++) {
+                    if (marks.get(i).join()) {
+                        settled.add(settle(appId, deviceId, entries.get(i).messageId(), Outcome.cancelled()));
+                    } else {
+                        live.add(entries.get(i));
+                    }
+                }
+                return CompletableFuture.allOf(settled.toArray(CompletableFuture[]::new)).thenApply(done -> live);
+            });
         });
     }
 

@@ -153,18 +153,29 @@ public final class MessageStatusStore {
             long expired = number(fields, "expired");
             long delivered = number(fields, "delivered");
             boolean completed = fields.containsKey("completedAt");
+            long cancelled = number(fields, "cancelled");
             String state = MessageStatus.derive(fields.containsKey("queuedAt"), completed, total, sent, failed, expired, delivered);
+            // A cancelled send's remaining due times will not fire: it shows none.
+            boolean cancelledMessage = fields.containsKey("cancelledAt");
+            List<Instant> dueAt = cancelledMessage ? List.of() : dueTimes(fields);
+            if (!dueAt.isEmpty() && "accepted".equals(state)) {
+                state = "scheduled";
+            }
+            if (cancelledMessage) {
+                state = MessageStatus.afterCancel(completed, total, cancelled, state);
+            }
             return Optional.of(new MessageStatus(id, fields.get("app"), state, total, sent, failed, expired, delivered,
                     "1".equals(fields.get("expanded")), number(fields, "tokensRemoved"), reasons(fields),
                     instant(fields.get("acceptedAt")), instant(fields.get("queuedAt")),
-                    fields.containsKey("completedAt") ? Instant.ofEpochMilli(Long.parseLong(fields.get("completedAt"))) : null));
+                    millis(fields.get("completedAt")), cancelled, millis(fields.get("cancelledAt")), dueAt));
         });
     }
 
     public CompletableFuture<AppStats> stats(String appId) {
         return redis.hgetall(RedisKeys.appStats(appId)).toCompletableFuture().thenApply(fields -> new AppStats(
                 number(fields, "sent"), number(fields, "failed"), number(fields, "expired"),
-                number(fields, "tokensRemoved"), reasons(fields)));
+                number(fields, "tokensRemoved"), reasons(fields), number(fields, "cancelled"),
+                number(fields, "staleRemoved"), number(fields, "staleSkipped")));
     }
 
     private static Map<String, Long> reasons(Map<String, String> fields) {
@@ -182,7 +193,32 @@ public final class MessageStatusStore {
         return value == null ? 0 : Long.parseLong(value);
     }
 
+    private static Instant millis(String value) {
+        return value == null ? null : Instant.ofEpochMilli(Long.parseLong(value));
+    }
+
     private static Instant instant(String value) {
         return value == null ? null : Instant.parse(value);
+    }
+
+    /**
+     * Records a send accepted for later: its status reads {@code scheduled} with these due times
+     * (one per zone group) until the scheduler fires them (dev.herald.store.schedule.ScheduledSends).
+     * {@code scheduled = 1} says nothing of it is queued yet (a cancel can end it at once); the first
+     * group that publishes removes it. The record lives until {@code herald.status-ttl} after the
+     * last due time.
+     */
+    public CompletableFuture<Void> scheduled(String id, String appId, List<Instant> dueAt, Instant acceptedAt) {
+        Map<String, String> fields = new java.util.HashMap<>(Map.of("app", appId, "acceptedAt", acceptedAt.toString(),
+                "scheduled", "1"));
+        dueAt.forEach(due -> fields.put("due:" + due.toEpochMilli(), "1"));
+        Instant keepUntil = dueAt.stream().max(Instant::compareTo).orElse(acceptedAt).plus(ttl);
+        CompletableFuture<Long> written = redis.hset(msg(id), fields).toCompletableFuture();
+        return redis.pexpireat(msg(id), keepUntil).toCompletableFuture().thenCombine(written, (expires, fieldsWritten) -> null);
+    }
+
+    private static List<Instant> dueTimes(Map<String, String> fields) {
+        return fields.keySet().stream().filter(field -> field.startsWith("due:"))
+                .map(field -> Instant.ofEpochMilli(Long.parseLong(field.substring(4)))).sorted().toList();
     }
 }

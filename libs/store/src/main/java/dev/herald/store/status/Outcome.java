@@ -5,13 +5,13 @@ import java.util.Objects;
 /**
  * The final result of delivering a message to one target.
  *
- * @param kind         sent, failed or expired; for MQTT targets handed (to the connection manager's
+ * @param kind         sent, failed, expired or cancelled (not sent because the message was cancelled); for MQTT targets handed (to the connection manager's
  *                     per-device box, not final) and then delivered (the device's PUBACK), failed or expired
  * @param reason       why it failed (provider reason such as UNREGISTERED, or RETRIES_EXHAUSTED), else null
  * @param tokenRemoved whether the registry dropped the target's token because the provider said it is dead
  */
 public record Outcome(Kind kind, String reason, boolean tokenRemoved) {
-    public enum Kind { sent, failed, expired, handed, delivered }
+    public enum Kind { sent, failed, expired, handed, delivered, cancelled }
 
     public Outcome {
         Objects.requireNonNull(kind, "kind");
@@ -29,6 +29,11 @@ public record Outcome(Kind kind, String reason, boolean tokenRemoved) {
     /** The device acknowledged the message (MQTT PUBACK). */
     public static Outcome delivered() {
         return new Outcome(Kind.delivered, null, false);
+    }
+
+    /** The message was cancelled before this target was sent. */
+    public static Outcome cancelled() {
+        return new Outcome(Kind.cancelled, null, false);
     }
 
     public static Outcome expired() {

@@ -10,9 +10,10 @@ local ALREADY_RECORDED, RECORDED, DUPLICATE_TARGET, NOT_RECORDED, STATUS_GONE = 
 -- "Complete", written once: the audience is fully expanded (its total is final; no total is an
 -- empty audience) and every target has a final outcome. completedAt is the fact every reader uses.
 local function complete_if_done(msg, now)
-  local s = redis.call('HMGET', msg, 'expanded', 'total', 'sent', 'failed', 'expired', 'delivered')
+  local s = redis.call('HMGET', msg, 'expanded', 'total', 'sent', 'failed', 'expired', 'delivered', 'cancelled')
   if s[1] ~= '1' then return end
   local done = (tonumber(s[3]) or 0) + (tonumber(s[4]) or 0) + (tonumber(s[5]) or 0) + (tonumber(s[6]) or 0)
+      + (tonumber(s[7]) or 0)
   if done >= (tonumber(s[2]) or 0) then redis.call('HSETNX', msg, 'completedAt', now) end
 end
 
@@ -29,7 +30,7 @@ end
 
 -- Records the final outcome of one target of one message, exactly once.
 -- KEYS msg:{id}, done:{id} (target -> batch). ARGV target key, batch, outcome field (sent|failed|
--- expired|handed; handed is not final: an MQTT target in its device's box, settled later by
+-- expired|cancelled|handed; handed is not final: an MQTT target in its device's box, settled later by
 -- outcome_settle) or 'skip' (only the already-recorded cases apply), reason or '', '1' if the token
 -- was removed, done-map TTL (s), now (ms).
 -- A status record that is gone (expired, or discarded because the send was refused) is not
@@ -134,7 +135,8 @@ local function drop_token(token_prefix, channel, token, id)
   if redis.call('GET', tok) == id then redis.call('DEL', tok) end
 end
 
--- Registers or updates a device. KEYS dev:{app}:<id>, devtopics:{app}:<id>. ARGV token prefix,
+-- Registers or updates a device (a re-registration is the token's refresh). KEYS dev:{app}:<id>,
+-- devtopics:{app}:<id>, devseen:{app} (device -> last refresh). ARGV token prefix,
 -- topic prefix, device id, channel, token, updatedAt (ms), topics... Returns 1 new, 0 updated.
 local function device_register(keys, args)
   local dev, devtopics, token_prefix, topic_prefix, id = keys[1], keys[2], args[1], args[2], args[3]
@@ -146,6 +148,7 @@ local function device_register(keys, args)
   end
   leave_topics(devtopics, topic_prefix, id)
   redis.call('HSET', dev, 'channel', args[4], 'token', args[5], 'updatedAt', args[6])
+  if keys[3] then redis.call('ZADD', keys[3], args[6], id) end
   redis.call('SET', token_prefix .. args[4] .. ':' .. args[5], id)
   for i = 7, #args do
     redis.call('SADD', topic_prefix .. args[i], id)
@@ -155,7 +158,7 @@ local function device_register(keys, args)
 end
 
 -- Removes a device with its token index entry and topic memberships. KEYS dev:{app}:<id>,
--- devtopics:{app}:<id>. ARGV token prefix, topic prefix, device id, then (a token the provider
+-- devtopics:{app}:<id>, devseen:{app}. ARGV token prefix, topic prefix, device id, then (a token the provider
 -- reported dead) channel and token: removed only if the device still has that token.
 -- Returns 1 if a device was removed, 0 otherwise.
 local function device_remove(keys, args)
@@ -166,6 +169,7 @@ local function device_remove(keys, args)
   drop_token(args[1], cur[1], cur[2], id)
   leave_topics(devtopics, args[2], id)
   redis.call('DEL', dev)
+  if keys[3] then redis.call('ZREM', keys[3], id) end
   return 1
 end
 
@@ -268,6 +272,162 @@ local function replace_if_equal(keys, args)
   return 0
 end
 
+-- Cancel and the token lifecycle (docs: libs/store/README.md "Cancel" and "Token lifecycle").
+
+-- Return codes of message_cancel: dev.herald.store.status.Cancellation in Java.
+local CANCEL_MARKED, CANCEL_ALREADY, CANCEL_FINISHED, CANCEL_GONE, CANCEL_ENDED = 1, 2, 3, 4, 5
+
+-- Marks a message cancelled, once. A message only scheduled (field scheduled = '1': nothing queued
+-- yet, the scheduler has not released it) ends here: all its known targets are cancelled and it is
+-- complete. Any other unfinished message keeps its mark; each gateway step reads it and ends what
+-- it has not sent yet as cancelled (outcome_cancel).
+-- KEYS msg:{id}. ARGV now (ms), the app asking (another app's message is as good as gone).
+-- Returns {code, targets cancelled here}.
+local function message_cancel(keys, args)
+  local msg = keys[1]
+  local s = redis.call('HMGET', msg, 'app', 'cancelledAt', 'completedAt', 'scheduled', 'total')
+  if s[1] ~= args[2] then return {CANCEL_GONE, 0} end
+  if s[2] then return {CANCEL_ALREADY, 0} end
+  if s[3] then return {CANCEL_FINISHED, 0} end
+  redis.call('HSET', msg, 'cancelledAt', args[1])
+  if s[4] ~= '1' then return {CANCEL_MARKED, 0} end
+  local total = tonumber(s[5]) or 0
+  redis.call('HDEL', msg, 'scheduled')
+  redis.call('HSET', msg, 'expanded', '1', 'total', total)
+  redis.call('HINCRBY', msg, 'cancelled', total)
+  complete_if_done(msg, args[1])
+  return {CANCEL_ENDED, total}
+end
+
+-- The scheduler's release of a due message: 1 if it may be queued (and is no longer only
+-- scheduled), 0 if it was cancelled first. KEYS msg:{id}.
+local function message_release(keys)
+  if redis.call('HEXISTS', keys[1], 'cancelledAt') == 1 then return 0 end
+  redis.call('HDEL', keys[1], 'scheduled')
+  return 1
+end
+
+-- Ends the targets of one batch of a cancelled message as cancelled, each exactly as outcome_record
+-- would (a target already recorded stays as it is), in one step. KEYS msg:{id}, done:{id}.
+-- ARGV batch, done-map TTL (s), now (ms), target keys... Returns the number cancelled now.
+local function outcome_cancel(keys, args)
+  local n = 0
+  for i = 4, #args do
+    if outcome_record(keys, {args[i], args[1], 'cancelled', '', '0', args[2], args[3]}) == RECORDED then n = n + 1 end
+  end
+  return n
+end
+
+-- Removes a device whose token went unrefreshed past the cutoff, unless it was refreshed after the
+-- sweep read the index; counts it in the app's statistics. KEYS dev:{app}:<id>, devtopics:{app}:<id>,
+-- devseen:{app}, stats:{app}. ARGV token prefix, topic prefix, device id, cutoff (ms). Returns 1 if removed.
+local function device_remove_stale(keys, args)
+  local at = tonumber(redis.call('HGET', keys[1], 'updatedAt'))
+  if at == nil then
+    redis.call('ZREM', keys[3], args[3])
+    return 0
+  end
+  if at > tonumber(args[4]) then return 0 end
+  device_remove(keys, {args[1], args[2], args[3]})
+  redis.call('HINCRBY', keys[4], 'staleRemoved', 1)
+  return 1
+end
+
+-- Rate buckets: provider quotas per app, throttled messages and the per-app API limit share one
+-- token bucket, so every replica takes from the same tokens. A caller takes a whole batch's worth
+-- in one call and gets what is left. The bucket holds at most `burst` tokens and refills `refill`
+-- per window: with refill = limit - burst no window of that length lets more than `limit` through.
+-- KEYS bucket hash (tokens, at), then optionally the "paused until" string of the same tag (a
+-- provider's 429 Retry-After). ARGV now (ms), refill per window (0: unlimited, only the pause
+-- applies), window (ms), burst, tokens wanted.
+-- Returns {tokens granted, ms until the next token (0 if all were granted)}.
+local function bucket_take(keys, args)
+  local now, refill, window, burst, wanted = tonumber(args[1]), tonumber(args[2]), tonumber(args[3]),
+      tonumber(args[4]), tonumber(args[5])
+  if keys[2] then
+    local paused = tonumber(redis.call('GET', keys[2]) or '0')
+    if paused > now then return {0, paused - now} end
+  end
+  if refill <= 0 then return {wanted, 0} end
+  local rate = refill / window
+  local s = redis.call('HMGET', keys[1], 'tokens', 'at')
+  local tokens, at = tonumber(s[1]) or burst, tonumber(s[2]) or now
+  -- A replica whose clock is behind the last taker's refills nothing rather than going back.
+  if now > at then
+    tokens = math.min(burst, tokens + (now - at) * rate)
+    at = now
+  end
+  local granted = math.min(wanted, math.floor(tokens))
+  tokens = tokens - granted
+  redis.call('HSET', keys[1], 'tokens', tostring(tokens), 'at', at)
+  redis.call('PEXPIRE', keys[1], math.ceil(burst / rate) + window)
+  if granted >= wanted then return {granted, 0} end
+  return {granted, math.max(1, math.ceil((1 - (tokens - math.floor(tokens))) / rate) + (at - now))}
+end
+
+-- Pauses a bucket's taker until ARGV[1] (ms), or later if it is paused longer already.
+-- KEYS the "paused until" string. Returns the time it is paused until.
+local function bucket_pause(keys, args)
+  local current = tonumber(redis.call('GET', keys[1]) or '0')
+  local untilMs = tonumber(args[1])
+  if untilMs <= current then return current end
+  redis.call('SET', keys[1], args[1], 'PXAT', untilMs)
+  return untilMs
+end
+
+-- Scheduled sends (dev.herald.store.schedule.ScheduledSends). The schedule is one sorted set
+-- (member '<message>|<group>', score the due time in ms, group being the due time of that zone
+-- group); a message's payload lives in sched:{id}, its pending due times as 'due:<group>' fields
+-- of msg:{id}, the status readers see.
+
+-- Claims up to ARGV[3] entries due at ARGV[1] (ms) by moving each to ARGV[2], the end of the
+-- claimer's lease: no other replica sees it until then, and if the claimer dies before it removes
+-- the entry, the entry is due again when the lease ends. KEYS schedule. Returns
+-- {member, due ms, ...}.
+local function schedule_claim(keys, args)
+  local due = redis.call('ZRANGE', keys[1], '-inf', args[1], 'BYSCORE', 'LIMIT', 0, tonumber(args[3]), 'WITHSCORES')
+  for i = 1, #due, 2 do
+    redis.call('ZADD', keys[1], 'XX', args[2], due[i])
+  end
+  return due
+end
+
+-- One zone group of a scheduled message was published (or skipped, with 0 targets, because the
+-- message was cancelled). KEYS msg:{id}, sched:{id}. ARGV group, targets published ('' when the
+-- immediate send path recorded its own total), queuedAt (ISO), now (ms). The group's target count
+-- is added to the total once, however often a retried claim fires it; the message is no longer
+-- only scheduled (field scheduled, which a cancel reads); the last group marks a local-time
+-- audience expanded (its total final) and drops the payload. Returns 1, or 0 when the group had
+-- already fired or the status is gone.
+local function schedule_fired(keys, args)
+  local msg, sched, group = keys[1], keys[2], args[1]
+  if redis.call('HDEL', msg, 'due:' .. group) == 0 then return 0 end
+  if args[2] ~= '' and redis.call('HSETNX', sched, 'fired:' .. group, args[2]) == 1 then
+    redis.call('HINCRBY', msg, 'total', tonumber(args[2]))
+  end
+  if args[2] ~= '0' then
+    redis.call('HDEL', msg, 'scheduled')
+    redis.call('HSETNX', msg, 'queuedAt', args[3])
+  end
+  for _, field in ipairs(redis.call('HKEYS', msg)) do
+    if string.sub(field, 1, 4) == 'due:' then return 1 end
+  end
+  if args[2] ~= '' then
+    redis.call('HSET', msg, 'expanded', '1')
+    complete_if_done(msg, args[4])
+  end
+  redis.call('DEL', sched)
+  return 1
+end
+
+-- A device's IANA time zone (for sends at a local time), set or ('' ) removed. KEYS dev:{app}:<id>.
+-- Returns 0 if the device is unknown.
+local function device_zone(keys, args)
+  if redis.call('EXISTS', keys[1]) == 0 then return 0 end
+  if args[1] == '' then redis.call('HDEL', keys[1], 'timeZone') else redis.call('HSET', keys[1], 'timeZone', args[1]) end
+  return 1
+end
+
 redis.register_function('outcome_record', outcome_record)
 redis.register_function('outcome_settle', outcome_settle)
 redis.register_function{function_name = 'outcome_settled', callback = outcome_settled, flags = {'no-writes'}}
@@ -284,3 +444,12 @@ redis.register_function{function_name = 'box_read', callback = box_read, flags =
 redis.register_function{function_name = 'box_earliest', callback = box_earliest, flags = {'no-writes'}}
 redis.register_function('delete_if_equal', delete_if_equal)
 redis.register_function('replace_if_equal', replace_if_equal)
+redis.register_function('message_cancel', message_cancel)
+redis.register_function('message_release', message_release)
+redis.register_function('outcome_cancel', outcome_cancel)
+redis.register_function('device_remove_stale', device_remove_stale)
+redis.register_function('bucket_take', bucket_take)
+redis.register_function('bucket_pause', bucket_pause)
+redis.register_function('schedule_claim', schedule_claim)
+redis.register_function('schedule_fired', schedule_fired)
+redis.register_function('device_zone', device_zone)

@@ -60,6 +60,16 @@ class AppStoreTests {
     }
 
     @Test
+    void limitsAreStoredAndEmptyFieldsKeepTheDefaults() {
+        join(store.create("shop", "Shop"));
+        assertThat(join(store.load("shop")).orElseThrow().limits()).isEqualTo(AppLimits.DEFAULTS);
+
+        assertThat(join(store.setLimits("shop", new AppLimits(1200L, null, 50L)))).isTrue();
+        assertThat(join(store.load("shop")).orElseThrow().limits()).isEqualTo(new AppLimits(1200L, null, 50L));
+        assertThat(join(store.setLimits("nobody", AppLimits.DEFAULTS))).isFalse();
+    }
+
+    @Test
     void loadOfAnUnknownAppIsEmpty() {
         assertThat(join(store.load("nobody"))).isEmpty();
     }

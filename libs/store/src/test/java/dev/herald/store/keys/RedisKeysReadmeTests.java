@@ -52,6 +52,15 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.MQTT_SESSION, RedisKeys.mqttSession("shop", "d:1"));
         built.put(KeyPattern.MQTT_NODE_LEASE, RedisKeys.mqttNodeLease("node-a"));
         built.put(KeyPattern.MQTT_EXPIRIES, RedisKeys.mqttExpiries());
+        built.put(KeyPattern.DEVICE_REFRESHED, RedisKeys.deviceRefreshed("shop"));
+        built.put(KeyPattern.DEVICE_APPS, RedisKeys.deviceApps());
+        built.put(KeyPattern.TOKEN_SWEEP_LEASE, RedisKeys.tokenSweepLease());
+        built.put(KeyPattern.PROVIDER_QUOTA, RedisKeys.providerQuota("shop", "fcm"));
+        built.put(KeyPattern.PROVIDER_PAUSE, RedisKeys.providerPause("shop", "fcm"));
+        built.put(KeyPattern.MESSAGE_THROTTLE, RedisKeys.messageThrottle("m1"));
+        built.put(KeyPattern.API_RATE, RedisKeys.apiRate("shop"));
+        built.put(KeyPattern.SCHEDULE, RedisKeys.schedule());
+        built.put(KeyPattern.SCHEDULED_SEND, RedisKeys.scheduledSend("m1"));
         assertThat(built).containsOnlyKeys(KeyPattern.values());
         built.forEach((pattern, key) -> assertThat(KeyPattern.of(key)).as(key).contains(pattern));
     }
@@ -64,7 +73,8 @@ class RedisKeysReadmeTests {
 
     @Test
     void theKeysOfOneMessageOneDeviceBoxAndOneAppRegistryShareAHashTag() {
-        assertThat(tag(RedisKeys.message("m1"))).isEqualTo(tag(RedisKeys.messageDone("m1"))).isEqualTo(tag(RedisKeys.expansion("m1")));
+        assertThat(tag(RedisKeys.message("m1"))).isEqualTo(tag(RedisKeys.messageDone("m1"))).isEqualTo(tag(RedisKeys.expansion("m1")))
+                .isEqualTo(tag(RedisKeys.scheduledSend("m1")));
         assertThat(tag(RedisKeys.mqttBox("a", "d"))).isEqualTo(tag(RedisKeys.mqttBoxEntries("a", "d")))
                 .isEqualTo(tag(RedisKeys.mqttSession("a", "d")));
         assertThat(tag(RedisKeys.device("a", "d"))).isEqualTo(tag(RedisKeys.deviceTopics("a", "d")))

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.herald.store.TestRedis;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.status.MessageStatus;
+import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
 import dev.herald.store.status.Outcome;
 import java.time.Duration;
@@ -32,7 +33,7 @@ class MqttOutboxTests {
     static void connect() {
         status = new MessageStatusStore(redis.async(), redis.functions(), TTL, TestRedis.CLOCK);
         outbox = new MqttOutbox(redis.async(), redis.functions(), status,
-                new DeviceSessions(redis.async(), redis.functions()), 3, TestRedis.CLOCK);
+                new MessageCancels(redis.async(), redis.functions(), TTL, TestRedis.CLOCK), new DeviceSessions(redis.async(), redis.functions()), 3, TestRedis.CLOCK);
     }
 
     private String accepted() {
@@ -57,6 +58,20 @@ class MqttOutboxTests {
         join(outbox.put(app, device, entry(b), null));
         join(outbox.put(app, device, entry(a), null));
         assertThat(ids()).containsExactly(a, b);
+    }
+
+    @Test
+    void aDeviceThatConnectsDoesNotGetEntriesOfACancelledMessageWhichEndCancelled() {
+        String kept = accepted();
+        String cancelled = accepted();
+        join(outbox.put(app, device, entry(kept), null));
+        join(outbox.put(app, device, entry(cancelled), null));
+        join(new MessageCancels(redis.async(), redis.functions(), TTL, TestRedis.CLOCK).cancel(cancelled, app));
+
+        assertThat(join(outbox.readForDelivery(app, device))).extracting(MqttOutbox.Entry::messageId).containsExactly(kept);
+        assertThat(ids()).containsExactly(kept);
+        assertThat(join(status.find(cancelled)).orElseThrow().state()).isEqualTo("cancelled");
+        assertThat(join(status.find(cancelled)).orElseThrow().cancelled()).isEqualTo(1);
     }
 
     @Test

@@ -42,8 +42,8 @@ class MessageStatusDeriveTests {
 
     @Test
     void pendingIsWhatIsLeftAndNeverNegative() {
-        MessageStatus status = new MessageStatus("m", "a", "sending", 5, 1, 1, 1, 0, true, 0, java.util.Map.of(), null, null, null);
-        MessageStatus over = new MessageStatus("m", "a", "sent", 1, 2, 0, 0, 0, true, 0, java.util.Map.of(), null, null, null);
+        MessageStatus status = new MessageStatus("m", "a", "sending", 5, 1, 1, 1, 0, true, 0, java.util.Map.of(), null, null, null, 0, null, java.util.List.of());
+        MessageStatus over = new MessageStatus("m", "a", "sent", 1, 2, 0, 0, 0, true, 0, java.util.Map.of(), null, null, null, 0, null, java.util.List.of());
 
         assertThat(status.pending()).isEqualTo(2);
         assertThat(over.pending()).isZero();

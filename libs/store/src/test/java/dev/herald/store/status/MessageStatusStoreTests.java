@@ -110,9 +110,9 @@ class MessageStatusStoreTests {
         join(store.record(other, APP, 0, B, Outcome.expired()));
         join(store.record("elsewhere", "other-app", 0, A, Outcome.failed("QUOTA_EXCEEDED", false)));
 
-        assertThat(join(store.stats(APP))).isEqualTo(new AppStats(2, 1, 1, 1, Map.of("UNREGISTERED", 1L)));
-        assertThat(join(store.stats("other-app"))).isEqualTo(new AppStats(0, 1, 0, 0, Map.of("QUOTA_EXCEEDED", 1L)));
-        assertThat(join(store.stats("no-traffic"))).isEqualTo(new AppStats(0, 0, 0, 0, Map.of()));
+        assertThat(join(store.stats(APP))).isEqualTo(new AppStats(2, 1, 1, 1, Map.of("UNREGISTERED", 1L), 0, 0, 0));
+        assertThat(join(store.stats("other-app"))).isEqualTo(new AppStats(0, 1, 0, 0, Map.of("QUOTA_EXCEEDED", 1L), 0, 0, 0));
+        assertThat(join(store.stats("no-traffic"))).isEqualTo(new AppStats(0, 0, 0, 0, Map.of(), 0, 0, 0));
     }
 
     @Test

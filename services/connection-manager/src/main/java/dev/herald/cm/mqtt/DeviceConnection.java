@@ -283,7 +283,7 @@ final class DeviceConnection extends ChannelInboundHandlerAdapter implements Ses
 
     private void drain() {
         state = State.DRAINING;
-        context.outbox().read(appId, deviceId).whenComplete((entries, error) -> ctx.executor().execute(() -> {
+        context.outbox().readForDelivery(appId, deviceId).whenComplete((entries, error) -> ctx.executor().execute(() -> {
             if (state != State.DRAINING) {
                 return;
             }

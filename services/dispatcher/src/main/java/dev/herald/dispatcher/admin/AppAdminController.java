@@ -10,10 +10,13 @@ import dev.herald.store.app.ApiKeyIndex;
 import dev.herald.store.app.ApiKeys;
 import dev.herald.store.app.App;
 import dev.herald.store.app.AppCache;
+import dev.herald.store.app.AppLimits;
 import dev.herald.store.app.AppStore;
+import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Positive;
 import jakarta.validation.constraints.Size;
 import java.net.URI;
 import java.time.Instant;
@@ -73,13 +76,28 @@ public class AppAdminController {
     }
 
     /** An app as the admin API shows it: no secrets, only key ids and the public parts of credentials. */
-    public record AppView(String id, String name, Instant createdAt, List<KeyView> keys, FcmView fcm, ApnsView apns) {
+    public record AppView(String id, String name, Instant createdAt, List<KeyView> keys, FcmView fcm, ApnsView apns,
+                          LimitsRequest limits) {
         static AppView of(App app) {
             return new AppView(app.id(), app.name(), app.createdAt(),
                     app.keys().stream().map(k -> new KeyView(k.keyId(), k.createdAt()))
                             .sorted(Comparator.comparing(KeyView::createdAt)).toList(),
                     app.fcm().map(f -> new FcmView(f.projectId(), f.clientEmail())).orElse(null),
-                    app.apns().map(a -> new ApnsView(a.keyId(), a.teamId(), a.topic(), a.environment())).orElse(null));
+                    app.apns().map(a -> new ApnsView(a.keyId(), a.teamId(), a.topic(), a.environment())).orElse(null),
+                    LimitsRequest.of(app.limits()));
+        }
+    }
+
+    /**
+     * An app's own rate limits; a field left out (or null) is the service's default. The bounds keep
+     * a typo from turning a limit off: at most FCM's published quota ten times over.
+     */
+    public record LimitsRequest(
+            @Positive(message = "must be at least 1") @Max(value = 6_000_000, message = "must be at most 6000000") Long fcmPerMinute,
+            @Positive(message = "must be at least 1") @Max(value = 6_000_000, message = "must be at most 6000000") Long apnsPerMinute,
+            @Positive(message = "must be at least 1") @Max(value = 1_000_000, message = "must be at most 1000000") Long apiPerSecond) {
+        static LimitsRequest of(AppLimits limits) {
+            return new LimitsRequest(limits.fcmPerMinute(), limits.apnsPerMinute(), limits.apiPerSecond());
         }
     }
 
@@ -167,6 +185,20 @@ public class AppAdminController {
         changed(appId);
         log.info("app {}: APNs credential set", appId);
         return ResponseEntity.noContent().build();
+    }
+
+    /** Replaces the app's rate limits (provider quotas for the gateway, the API rate here). */
+    @PutMapping("/v1/apps/{appId}/limits")
+    LimitsRequest setLimits(@PathVariable String appId, @RequestBody LimitsRequest request) {
+        Ids.appId(appId);
+        validator.validate(request);
+        AppLimits limits = new AppLimits(request.fcmPerMinute(), request.apnsPerMinute(), request.apiPerSecond());
+        if (!await(store.setLimits(appId, limits))) {
+            throw unknownApp(appId);
+        }
+        changed(appId);
+        log.info("app {}: limits set to {}", appId, limits);
+        return LimitsRequest.of(limits);
     }
 
     @DeleteMapping("/v1/apps/{appId}/credentials/{provider}")

@@ -9,6 +9,7 @@ import dev.herald.dispatcher.auth.AppApi;
 import dev.herald.dispatcher.auth.AuthenticatedApp;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.problem.RequestValidator;
+import dev.herald.dispatcher.schedule.TimeZones;
 import dev.herald.store.device.Device;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.mqtt.MqttCredentials;
@@ -19,6 +20,7 @@ import jakarta.validation.constraints.Size;
 import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -34,23 +36,28 @@ public class DeviceController {
     static final int MAX_TOPICS = 100;
 
     /**
-     * Body of {@code PUT .../devices/{deviceId}}: replaces the device, including its topics. The
-     * {@code mqtt} channel needs no token: the device connects to Herald itself.
+     * Body of {@code PUT .../devices/{deviceId}}: replaces the device, including its topics and time
+     * zone. The {@code mqtt} channel needs no token: the device connects to Herald itself.
+     *
+     * @param timeZone the device's IANA time zone (Europe/Paris), for sends at a local time; absent:
+     *                 the app's default zone
      */
     public record DeviceRequest(
             @NotNull(message = "is required") Channel channel,
             @Pattern(regexp = Ids.TOKEN, message = "must be 1 to 4096 printable ASCII characters without spaces") String token,
             @Size(max = MAX_TOPICS, message = "must have at most " + MAX_TOPICS + " topics")
-            List<@NotNull(message = "must not be null") @Pattern(regexp = Ids.TOPIC, message = "must match " + Ids.TOPIC) String> topics) {
+            List<@NotNull(message = "must not be null") @Pattern(regexp = Ids.TOPIC, message = "must match " + Ids.TOPIC) String> topics,
+            String timeZone) {
     }
 
     /**
-     * A registered device; {@code mqtt} (mqtt channel only) says how it connects to the connection
-     * manager, including its password.
+     * A registered device; {@code updatedAt} is its last registration (a re-registration refreshes
+     * its token), {@code stale} whether that is older than {@code herald.tokens.stale-after};
+     * {@code mqtt} (mqtt channel only) says how it connects to the connection manager, including its password.
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt,
-                                 MqttAccess mqtt) {
+                                 boolean stale, MqttAccess mqtt, String timeZone) {
         static DeviceResponse of(Device device, MqttCredentials credentials) {
             boolean viaMqtt = device.channel() == Channel.mqtt;
             MqttAccess mqtt = viaMqtt
@@ -58,7 +65,8 @@ public class DeviceController {
                             MqttAddresses.deviceTopic(device.appId(), device.deviceId()))
                     : null;
             return new DeviceResponse(device.deviceId(), device.channel(), viaMqtt ? null : device.token(),
-                    device.topics().stream().sorted().toList(), device.updatedAt(), mqtt);
+                    device.topics().stream().sorted().toList(), device.updatedAt(), device.stale(), mqtt,
+                    device.timeZone().orElse(null));
         }
     }
 
@@ -86,7 +94,9 @@ public class DeviceController {
             throw Problems.invalidField("token", "is required for the " + request.channel() + " channel");
         }
         List<String> topics = request.topics() == null ? List.of() : List.copyOf(new LinkedHashSet<>(request.topics()));
+        Optional<String> timeZone = Optional.ofNullable(request.timeZone()).map(zone -> TimeZones.parse("timeZone", zone).getId());
         await(devices.register(app.id(), deviceId, request.channel(), token, topics));
+        await(devices.setTimeZone(app.id(), deviceId, timeZone));
         return DeviceResponse.of(find(app, deviceId), credentials);
     }
 

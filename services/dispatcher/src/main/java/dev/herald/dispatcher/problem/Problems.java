@@ -91,4 +91,11 @@ public final class Problems {
         e.getHeaders().set(HttpHeaders.RETRY_AFTER, String.valueOf(retryAfterSeconds));
         return e;
     }
+
+    /** 429 with {@code Retry-After}: the app sent more requests than its rate limit allows. */
+    public static ErrorResponseException tooManyRequests(String detail, long retryAfterSeconds) {
+        ErrorResponseException e = exception(problem(HttpStatus.TOO_MANY_REQUESTS, "rate-limited", "Too many requests", detail));
+        e.getHeaders().set(HttpHeaders.RETRY_AFTER, String.valueOf(retryAfterSeconds));
+        return e;
+    }
 }

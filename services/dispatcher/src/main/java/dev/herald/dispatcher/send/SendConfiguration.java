@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import org.slf4j.LoggerFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import tools.jackson.databind.json.JsonMapper;
@@ -20,7 +21,9 @@ import tools.jackson.databind.json.JsonMapper;
 @Configuration(proxyBeanMethods = false)
 public class SendConfiguration {
 
+    /** The system clock; tests give their own {@code Clock} bean to move time (scheduled sends). */
     @Bean
+    @ConditionalOnMissingBean(Clock.class)
     Clock clock() {
         return Clock.systemUTC();
     }
@@ -48,7 +51,7 @@ public class SendConfiguration {
     @Bean
     SendService sendService(RequestValidator validator, MessageStatusStore status, DeviceRegistry devices,
                             IdempotencyKeys keys, ConfirmedPublisher publisher, SendMetrics metrics,
-                            DispatcherProperties properties, JsonMapper json, Clock clock) {
-        return new SendService(validator, status, devices, keys, publisher, metrics, properties, json, clock);
+                            DispatcherProperties properties, JsonMapper json, Clock clock, SendScheduler scheduler) {
+        return new SendService(validator, status, devices, keys, publisher, metrics, properties, json, clock, scheduler);
     }
 }

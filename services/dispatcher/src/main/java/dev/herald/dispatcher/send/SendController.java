@@ -3,7 +3,10 @@ package dev.herald.dispatcher.send;
 import dev.herald.dispatcher.auth.AppApi;
 import dev.herald.dispatcher.auth.AuthenticatedApp;
 import dev.herald.dispatcher.problem.Problems;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.net.URI;
+import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import org.springframework.http.ResponseEntity;
@@ -20,8 +23,9 @@ public class SendController {
     static final String REPLAYED = "Idempotent-Replayed";
     private static final Pattern KEY = Pattern.compile("[\\x20-\\x7E]{1,255}");
 
-    /** The 202 body. */
-    public record AcceptedMessage(String id, String state) {
+    /** The 202 body: {@code queued}, or {@code scheduled} with its due times (one per zone group). */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    public record AcceptedMessage(String id, String state, List<Instant> dueAt) {
     }
 
     private final SendService sends;
@@ -44,6 +48,7 @@ public class SendController {
         if (accepted.replayed()) {
             response.header(REPLAYED, "true");
         }
-        return response.body(new AcceptedMessage(accepted.id(), "queued"));
+        return response.body(new AcceptedMessage(accepted.id(), accepted.dueAt().isEmpty() ? "queued" : "scheduled",
+                accepted.dueAt()));
     }
 }

@@ -6,6 +6,7 @@ import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
+import dev.herald.contract.Throttle;
 import dev.herald.dispatcher.DispatcherProperties;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.contract.amqp.ConfirmedPublisher.Outgoing;
@@ -26,7 +27,7 @@ import tools.jackson.databind.json.JsonMapper;
  * turned into what goes on the queues. Duplicate tokens and device ids are dropped (first wins).
  */
 record SendPlan(Kind kind, Priority priority, Notification notification, String collapseKey, Duration ttl,
-                List<Target> targets, String topic, List<String> deviceIds) {
+                List<Target> targets, String topic, List<String> deviceIds, Throttle throttle) {
 
     enum Kind { tokens, devices, topic }
 
@@ -70,6 +71,7 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
                     + Notification.PLATFORM_RESERVED_BYTES + " the platform uses for the message id)");
         }
         Priority priority = request.priority() == null ? Priority.normal : request.priority();
+        Throttle throttle = throttle(request.throttle(), ttl);
         if (to.tokens() != null) {
             checkCount("to.tokens", to.tokens().size(), limits);
             Map<String, Target> unique = new LinkedHashMap<>();
@@ -78,14 +80,30 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
                 unique.putIfAbsent(target.key(), target);
             }
             return new SendPlan(Kind.tokens, priority, notification, request.collapseKey(), ttl,
-                    List.copyOf(unique.values()), null, List.of());
+                    List.copyOf(unique.values()), null, List.of(), throttle);
         }
         if (to.devices() != null) {
             checkCount("to.devices", to.devices().size(), limits);
             return new SendPlan(Kind.devices, priority, notification, request.collapseKey(), ttl, List.of(), null,
-                    List.copyOf(new LinkedHashSet<>(to.devices())));
+                    List.copyOf(new LinkedHashSet<>(to.devices())), throttle);
         }
-        return new SendPlan(Kind.topic, priority, notification, request.collapseKey(), ttl, List.of(), to.topic(), List.of());
+        return new SendPlan(Kind.topic, priority, notification, request.collapseKey(), ttl, List.of(), to.topic(), List.of(),
+                throttle);
+    }
+
+    /** The request's throttle, if any: exactly one of its fields, and a spread that ends before the message expires. */
+    private static Throttle throttle(SendRequest.Throttle requested, Duration ttl) {
+        if (requested == null) {
+            return null;
+        }
+        if ((requested.perMinute() == null) == (requested.spreadMinutes() == null)) {
+            throw Problems.invalidField("throttle", "must name exactly one of perMinute or spreadMinutes");
+        }
+        if (requested.spreadMinutes() != null && Duration.ofMinutes(requested.spreadMinutes()).compareTo(ttl) > 0) {
+            throw Problems.invalidField("throttle.spreadMinutes", "must end within the message's ttl ("
+                    + ttl.toSeconds() + " seconds)");
+        }
+        return new Throttle(requested.perMinute(), requested.spreadMinutes());
     }
 
     private static void checkCount(String field, int count, DispatcherProperties limits) {
@@ -119,7 +137,17 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
         if (kind != Kind.devices || resolved.isEmpty()) {
             throw new IllegalArgumentException("only a device-list send can take resolved targets, and at least one");
         }
-        return new SendPlan(kind, priority, notification, collapseKey, ttl, List.copyOf(resolved), topic, deviceIds);
+        return new SendPlan(kind, priority, notification, collapseKey, ttl, List.copyOf(resolved), topic, deviceIds, throttle);
+    }
+
+    /**
+     * This send addressed to targets resolved elsewhere (one page of the scheduler's zone group),
+     * queued as batches whatever the audience was. A spread throttle is turned into the rate that
+     * spreads the whole audience ({@code audienceSize}), not this page, over its minutes.
+     */
+    SendPlan withTargets(List<Target> resolved, long audienceSize) {
+        Throttle rate = throttle == null ? null : new Throttle(throttle.perMinuteFor(audienceSize), null);
+        return new SendPlan(kind, priority, notification, collapseKey, ttl, List.copyOf(resolved), topic, deviceIds, rate);
     }
 
     /** Whether the audience is still to be expanded by the gateway (a topic, or devices not looked up here). */
@@ -134,17 +162,23 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
 
     /** What to publish: batches of the known targets to the priority's send queue, or one audience job. */
     List<Outgoing> messages(String messageId, String appId, Instant acceptedAt, int batchSize) {
+        return messages(messageId, appId, acceptedAt, batchSize, 0);
+    }
+
+    /** As {@link #messages(String, String, Instant, int)}, the batches numbered from {@code firstBatch}. */
+    List<Outgoing> messages(String messageId, String appId, Instant acceptedAt, int batchSize, int firstBatch) {
         Instant expiresAt = acceptedAt.plus(ttl);
         if (needsExpansion()) {
             AudienceJob job = new AudienceJob(messageId, appId, priority, notification, collapseKey, acceptedAt,
-                    expiresAt, topic, deviceIds);
+                    expiresAt, topic, deviceIds, throttle);
             return List.of(new Outgoing(Queues.EXCHANGE, Queues.AUDIENCE, messageId, job));
         }
         String queue = Queues.sendQueue(priority);
         List<Outgoing> out = new ArrayList<>();
-        for (int from = 0, number = 0; from < targets.size(); from += batchSize, number++) {
+        Long perMinute = throttle == null ? null : throttle.perMinuteFor(targets.size());
+        for (int from = 0, number = firstBatch; from < targets.size(); from += batchSize, number++) {
             PushBatch batch = new PushBatch(messageId, appId, number, priority, notification, collapseKey, acceptedAt,
-                    expiresAt, targets.subList(from, Math.min(targets.size(), from + batchSize)));
+                    expiresAt, targets.subList(from, Math.min(targets.size(), from + batchSize)), perMinute);
             out.add(new Outgoing(Queues.EXCHANGE, queue, messageId, batch));
         }
         return out;

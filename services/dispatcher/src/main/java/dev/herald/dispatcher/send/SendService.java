@@ -33,8 +33,14 @@ import tools.jackson.databind.json.JsonMapper;
 public final class SendService {
     private static final Logger log = LoggerFactory.getLogger(SendService.class);
 
-    /** Outcome of a send: the message id, and whether it was answered from an earlier request. */
-    public record Accepted(String id, boolean replayed) {
+    /**
+     * Outcome of a send: the message id, whether it was answered from an earlier request, and its due
+     * times when it was scheduled (empty: it is queued).
+     */
+    public record Accepted(String id, boolean replayed, List<Instant> dueAt) {
+        public Accepted {
+            dueAt = List.copyOf(dueAt);
+        }
     }
 
     private final RequestValidator validator;
@@ -47,10 +53,11 @@ public final class SendService {
     private final JsonMapper json;
     private final JsonMapper canonical;
     private final Clock clock;
+    private final SendScheduler scheduler;
 
     public SendService(RequestValidator validator, MessageStatusStore status, DeviceRegistry devices,
                        IdempotencyKeys idempotencyKeys, ConfirmedPublisher publisher, SendMetrics metrics,
-                       DispatcherProperties properties, JsonMapper json, Clock clock) {
+                       DispatcherProperties properties, JsonMapper json, Clock clock, SendScheduler scheduler) {
         this.validator = validator;
         this.status = status;
         this.devices = devices;
@@ -63,15 +70,17 @@ public final class SendService {
                 .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
                 .build();
         this.clock = clock;
+        this.scheduler = scheduler;
     }
 
     public Accepted send(String appId, SendRequest request, Optional<String> idempotencyKey) {
         validator.validate(request);
         SendPlan plan = SendPlan.of(request, properties, json);
+        List<Instant> dueTimes = request.scheduled() ? scheduler.dueTimes(appId, request) : List.of();
         String messageId = MessageIds.next(clock.millis());
         if (idempotencyKey.isEmpty()) {
-            publish(appId, messageId, plan);
-            return new Accepted(messageId, false);
+            accept(appId, messageId, plan, request, dueTimes);
+            return new Accepted(messageId, false, dueTimes);
         }
         String key = idempotencyKey.get();
         IdempotencyKeys.Claim mine = new IdempotencyKeys.Claim(messageId, hash(request), clock.millis());
@@ -84,7 +93,7 @@ public final class SendService {
             Optional<MessageStatus> first = await(status.find(other.messageId()));
             if (first.isPresent() && appId.equals(first.get().appId()) && !"accepted".equals(first.get().state())) {
                 metrics.replayed();
-                return new Accepted(other.messageId(), true);
+                return new Accepted(other.messageId(), true, first.get().dueAt());
             }
             long abandonedAfter = 2 * properties.publishTimeout().toMillis() + 1000;
             if (clock.millis() - other.claimedAtMillis() < abandonedAfter) {
@@ -98,32 +107,80 @@ public final class SendService {
             holder = await(idempotencyKeys.claim(appId, key, mine));
         }
         try {
-            publish(appId, messageId, plan);
+            accept(appId, messageId, plan, request, dueTimes);
         } catch (RuntimeException e) {
             releaseQuietly(appId, key, mine);
             throw e;
         }
-        return new Accepted(messageId, false);
+        return new Accepted(messageId, false, dueTimes);
     }
 
-    private void publish(String appId, String messageId, SendPlan unresolved) {
-        SendPlan plan = resolveShortDeviceList(appId, unresolved);
-        Instant acceptedAt = clock.instant();
+    private void accept(String appId, String messageId, SendPlan plan, SendRequest request, List<Instant> dueTimes) {
+        if (dueTimes.isEmpty()) {
+            publish(appId, messageId, plan, clock.instant());
+        } else {
+            scheduler.schedule(appId, messageId, request, dueTimes);
+            metrics.accepted(plan.kind(), plan.priority());
+        }
+    }
+
+    /**
+     * Publishes a scheduled send that is due, through the same path as an immediate one; its status
+     * keeps the time it was accepted. Throws {@link PublishFailedException} when RabbitMQ did not
+     * confirm it (the status stays: the scheduler tries again).
+     */
+    public void fire(String appId, String messageId, SendRequest request, Instant acceptedAt) throws PublishFailedException {
+        SendPlan plan = resolveShortDeviceList(appId, SendPlan.of(request, properties, json));
         await(status.accepted(messageId, appId, plan.total(), acceptedAt));
-        List<ConfirmedPublisher.Outgoing> messages = plan.messages(messageId, appId, acceptedAt, properties.batchSize());
+        publishConfirmed(appId, messageId, plan, plan.messages(messageId, appId, clock.instant(), properties.batchSize()));
+        markQueued(appId, messageId);
+    }
+
+    /**
+     * Publishes one zone group of a send at a local time: the targets the scheduler resolved, as
+     * batches numbered from {@code firstBatch} (so groups never share a batch number, and a group
+     * fired again after a lost claim repeats its numbers). {@code audienceSize} is the whole
+     * audience's, what a spread throttle divides. Throws {@link PublishFailedException} as
+     * {@link #fire} does.
+     */
+    public void fireTargets(String appId, String messageId, SendRequest request, List<Target> targets, int firstBatch,
+                            long audienceSize) throws PublishFailedException {
+        if (targets.isEmpty()) {
+            return;
+        }
+        SendPlan plan = SendPlan.of(request, properties, json).withTargets(targets, audienceSize);
+        publishConfirmed(appId, messageId, plan, plan.messages(messageId, appId, clock.instant(), properties.batchSize(), firstBatch));
+    }
+
+    private void publishConfirmed(String appId, String messageId, SendPlan plan, List<ConfirmedPublisher.Outgoing> messages)
+            throws PublishFailedException {
         long started = System.nanoTime();
         try {
             publisher.publishAll(messages, properties.publishTimeout());
         } catch (PublishFailedException e) {
             metrics.failed(e.reason());
-            log.warn("send {} of app {} not accepted: RabbitMQ {} ({})", messageId, appId, e.reason(), e.getMessage());
+            log.warn("send {} of app {} not published: RabbitMQ {} ({})", messageId, appId, e.reason(), e.getMessage());
+            throw e;
+        }
+        metrics.latency(System.nanoTime() - started);
+        messages.forEach(message -> metrics.published(message.routingKey()));
+    }
+
+    private void publish(String appId, String messageId, SendPlan unresolved, Instant acceptedAt) {
+        SendPlan plan = resolveShortDeviceList(appId, unresolved);
+        await(status.accepted(messageId, appId, plan.total(), acceptedAt));
+        try {
+            publishConfirmed(appId, messageId, plan, plan.messages(messageId, appId, acceptedAt, properties.batchSize()));
+        } catch (PublishFailedException e) {
             discardQuietly(messageId);
             throw Problems.unavailable("the message queue did not accept the message (" + e.reason()
                     + "); nothing was queued, retry later", 5);
         }
-        metrics.latency(System.nanoTime() - started);
-        messages.forEach(message -> metrics.published(message.routingKey()));
         metrics.accepted(plan.kind(), plan.priority());
+        markQueued(appId, messageId);
+    }
+
+    private void markQueued(String appId, String messageId) {
         // Not awaited: the message is safely queued, and failing (or delaying) the answer over a
         // status field would only make the client send it twice. Until it lands, status reads "accepted".
         status.queued(messageId, clock.instant()).whenComplete((ignored, e) -> {
@@ -144,7 +201,7 @@ public final class SendService {
         if (plan.kind() != SendPlan.Kind.devices || plan.deviceIds().size() > properties.resolveDevicesUpTo()) {
             return plan;
         }
-        List<Target> resolved = await(devices.resolve(appId, plan.deviceIds()));
+        List<Target> resolved = await(devices.resolve(appId, plan.deviceIds())).targets();
         return resolved.isEmpty() ? plan : plan.withResolvedDevices(resolved);
     }
 

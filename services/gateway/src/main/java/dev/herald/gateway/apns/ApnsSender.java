@@ -24,7 +24,7 @@ public final class ApnsSender implements ProviderSender {
     /** Reasons after which the token must not be used again. */
     private static final Set<String> DEAD_TOKEN = Set.of("Unregistered", "BadDeviceToken");
     /** Reasons worth retrying: throttling, APNs trouble, and a provider token Pushy will renew. */
-    private static final Set<String> TRANSIENT = Set.of("TooManyRequests", "InternalServerError",
+    private static final Set<String> TRANSIENT = Set.of("InternalServerError",
             "ServiceUnavailable", "Shutdown", "ExpiredProviderToken");
 
     private final ApnsClientPool clients;
@@ -62,6 +62,9 @@ public final class ApnsSender implements ProviderSender {
                     String reason = response.getRejectionReason().orElse("HTTP_" + response.getStatusCode());
                     if (DEAD_TOKEN.contains(reason)) {
                         return ProviderResponse.tokenInvalid(reason);
+                    }
+                    if (response.getStatusCode() == 429) { // TooManyRequests; TooManyProviderTokenUpdates is 429 too
+                        return ProviderResponse.throttled(reason, Duration.ZERO);
                     }
                     if (TRANSIENT.contains(reason) || response.getStatusCode() >= 500) {
                         return ProviderResponse.retry(reason, Duration.ZERO);

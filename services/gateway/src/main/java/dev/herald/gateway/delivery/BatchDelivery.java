@@ -4,9 +4,13 @@ import dev.herald.contract.Channel;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Target;
 import dev.herald.gateway.deadletter.DeadLetters;
+import dev.herald.gateway.quota.DeliveryGate;
+import dev.herald.gateway.quota.Parking;
+import dev.herald.gateway.quota.QuotaMetrics;
 import dev.herald.store.app.App;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
 import dev.herald.store.status.Outcome;
 import java.time.Clock;
@@ -15,7 +19,9 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -23,9 +29,11 @@ import reactor.core.publisher.Mono;
 
 /**
  * Delivers one batch: every target gets a final outcome (sent, failed with a reason, or expired),
- * recorded in Redis before the batch counts as done. The caller acknowledges the RabbitMQ delivery
+ * recorded in Redis before the batch counts as done, or waits parked for its app's provider quota
+ * or its message's throttle ({@link DeliveryGate}). The caller acknowledges the RabbitMQ delivery
  * only when the returned Mono completes, so a gateway killed mid-batch loses nothing: the batch is
- * redelivered and targets already recorded are skipped.
+ * redelivered and targets already recorded are skipped. A cancelled message's batch sends nothing:
+ * its targets without an outcome end as cancelled (MessageCancels).
  */
 public final class BatchDelivery {
     private static final Logger log = LoggerFactory.getLogger(BatchDelivery.class);
@@ -34,42 +42,82 @@ public final class BatchDelivery {
     private final AppCache apps;
     private final DeviceRegistry devices;
     private final MessageStatusStore status;
+    private final MessageCancels cancels;
     private final DeadLetters deadLetters;
     private final InFlightLimit limit;
     private final Backoff backoff;
     private final DeliveryMetrics metrics;
     private final Clock clock;
+    private final DeliveryGate gate;
+    private final Parking parking;
+    private final QuotaMetrics quotaMetrics;
+
+    /** Not a provider's answer: the target was not sent because this replica knows its app is paused there. */
+    private static final ProviderResponse.Rejected HELD = ProviderResponse.throttled("HELD_BY_PAUSE", Duration.ZERO);
 
     public BatchDelivery(List<ProviderSender> senders, AppCache apps, DeviceRegistry devices, MessageStatusStore status,
-                         DeadLetters deadLetters, InFlightLimit limit, Backoff backoff, DeliveryMetrics metrics, Clock clock) {
+                         MessageCancels cancels, DeadLetters deadLetters, InFlightLimit limit, Backoff backoff,
+                         DeliveryMetrics metrics, Clock clock, DeliveryGate gate, Parking parking, QuotaMetrics quotaMetrics) {
         senders.forEach(sender -> this.senders.put(sender.channel(), sender));
         this.apps = apps;
         this.devices = devices;
         this.status = status;
+        this.cancels = cancels;
         this.deadLetters = deadLetters;
         this.limit = limit;
         this.backoff = backoff;
         this.metrics = metrics;
         this.clock = clock;
+        this.gate = gate;
+        this.parking = parking;
+        this.quotaMetrics = quotaMetrics;
     }
 
     /**
-     * Completes when every target's outcome is recorded; fails if one could not be (the batch is
-     * then redelivered). Targets that already have an outcome (a redelivered batch, or a target an
-     * audience expansion queued twice) are skipped: one Redis look-up per batch, so it is always done
-     * rather than trusting the redelivered flag.
+     * Completes when every target's outcome is recorded, or it is parked to wait for a quota or
+     * throttle; fails if one could not be (the batch is then redelivered). Targets that already have
+     * an outcome (a redelivered batch, or a target an audience expansion queued twice) are skipped:
+     * one Redis look-up per batch, so it is always done rather than trusting the redelivered flag.
+     * The message's cancel mark is read in the same round trip (the look-ups go out together), before
+     * the gate, so a cancelled message takes no quota or throttle tokens.
      */
     public Mono<Void> deliver(PushBatch batch) {
-        Mono<Set<String>> finished = Mono.fromFuture(() -> status.finished(batch.messageId(),
-                batch.targets().stream().map(Target::key).toList()));
-        return Mono.zip(finished, Mono.fromFuture(() -> apps.get(batch.appId())))
-                .flatMapMany(found -> Flux.fromIterable(batch.targets()).map(target -> new Work(found.getT2(), batch, target))
-                        .flatMap(work -> found.getT1().contains(work.target().key()) ? skip(work) : attempt(work, 1),
-                                Math.max(1, batch.targets().size())))
+        List<String> keys = batch.targets().stream().map(Target::key).toList();
+        Mono<Set<String>> finished = Mono.fromFuture(() -> status.finished(batch.messageId(), keys));
+        Mono<Boolean> cancelled = Mono.fromFuture(() -> cancels.cancelled(batch.messageId()));
+        return Mono.zip(finished, Mono.fromFuture(() -> apps.get(batch.appId())), cancelled)
+                .flatMap(found -> found.getT3() ? cancel(batch, keys) : admitAndSend(batch, found.getT1(), found.getT2()));
+    }
+
+    /** Sends the targets the gate admits now, skips those already finished and parks the rest. */
+    private Mono<Void> admitAndSend(PushBatch batch, Set<String> finished, Optional<App> app) {
+        List<Target> done = batch.targets().stream().filter(t -> finished.contains(t.key())).toList();
+        List<Target> pending = batch.targets().stream().filter(t -> !finished.contains(t.key())).toList();
+        Queue<Target> later = new ConcurrentLinkedQueue<>();
+        Mono<DeliveryGate.Admission> admission = app.isPresent()
+                ? gate.admit(app.get(), batch, pending)
+                : Mono.just(new DeliveryGate.Admission(pending, List.of(), Duration.ZERO, DeliveryGate.Cause.none));
+        return admission.flatMap(admitted -> {
+            if (!admitted.later().isEmpty()) {
+                quotaMetrics.throttled(batch.appId(), admitted.later(), admitted.cause(), admitted.nextTokenIn());
+                later.addAll(admitted.later());
+            }
+            return Flux.concat(Flux.fromIterable(done).map(target -> Mono.defer(() -> skip(new Work(app, batch, target, later)))),
+                            Flux.fromIterable(admitted.now()).map(target -> Mono.defer(() -> attempt(new Work(app, batch, target, later), 1))))
+                    .flatMap(work -> work, Math.max(1, batch.targets().size()))
+                    .then(Mono.defer(() -> later.isEmpty() ? Mono.<Void>empty() : parking.park(batch.withTargets(List.copyOf(later)))));
+        });
+    }
+
+    /** Ends the batch's targets that have no outcome yet as cancelled, in one step. */
+    private Mono<Void> cancel(PushBatch batch, List<String> keys) {
+        return Mono.fromFuture(() -> cancels.cancelTargets(batch.messageId(), batch.appId(), batch.batch(), keys))
+                .doOnNext(metrics::cancelled)
                 .then();
     }
 
-    private record Work(Optional<App> app, PushBatch batch, Target target) {
+    /** One target of a batch; {@code later} collects the batch's targets that wait for a quota, a throttle or a 429 pause. */
+    private record Work(Optional<App> app, PushBatch batch, Target target, Queue<Target> later) {
     }
 
     /**
@@ -78,12 +126,24 @@ public final class BatchDelivery {
      * in-flight limit; it is released during a retry's backoff.
      */
     private Mono<Void> attempt(Work work, int attempt) {
+        if (attempt == 1) {
+            return send(work, attempt);
+        }
+        // A retry comes after a wait during which the message may have been cancelled.
+        return Mono.fromFuture(() -> cancels.cancelled(work.batch().messageId()))
+                .flatMap(cancelled -> cancelled ? cancel(work.batch(), List.of(work.target().key())) : send(work, attempt));
+    }
+
+    private Mono<Void> send(Work work, int attempt) {
         Optional<Outcome> settled = settledWithoutSending(work);
         if (settled.isPresent()) {
             return record(work, settled.get());
         }
         ProviderSender sender = senders.get(work.target().channel());
-        return limit.run(work.batch().priority(), sender.send(work.app().orElseThrow(), work.batch(), work.target())
+        // A 429 seen here since the batch was admitted holds the targets not yet sent.
+        Mono<ProviderResponse> send = Mono.defer(() -> gate.pausedHere(work.batch().appId(), work.target().channel())
+                ? Mono.just(HELD) : sender.send(work.app().orElseThrow(), work.batch(), work.target()));
+        return limit.run(work.batch().priority(), send
                         .onErrorResume(error -> {
                             log.debug("transport failure to {}: {}", work.target().channel(), error.toString());
                             return Mono.just(ProviderResponse.retry("TRANSPORT_ERROR", Duration.ZERO));
@@ -121,6 +181,12 @@ public final class BatchDelivery {
                     .flatMap(removed -> record(work, Outcome.failed(rejected.reason(), removed)))
                     .then(Mono.empty());
             case PERMANENT -> record(work, Outcome.failed(rejected.reason(), false)).then(Mono.empty());
+            case THROTTLED -> {
+                work.later().add(target);
+                quotaMetrics.throttled(work.batch().appId(), List.of(target), DeliveryGate.Cause.paused, rejected.retryAfter());
+                yield rejected == HELD ? Mono.empty()
+                        : gate.providerThrottled(work.batch().appId(), target.channel(), rejected.retryAfter()).then(Mono.empty());
+            }
             case RETRY -> {
                 if (backoff.exhausted(attempt) || backoff.tooLong(rejected.retryAfter())) {
                     metrics.deadLettered(target.channel(), rejected.reason());

@@ -25,6 +25,7 @@ public final class DeliveryMetrics {
                 .description("Provider requests in flight").register(registry);
         Gauge.builder("herald.gateway.waiting", limit, InFlightLimit::waiting)
                 .description("Targets waiting for an in-flight permit").register(registry);
+        cancelled(0); // exported from the start, so a dashboard shows 0 rather than no data
     }
 
     public void outcome(Channel channel, Outcome outcome) {
@@ -56,6 +57,11 @@ public final class DeliveryMetrics {
     public void deadLettered(Channel channel, String reason) {
         counter("herald.gateway.dead.lettered", "Targets sent to the dead-letter queue",
                 "provider", channel.name(), "reason", reason).increment();
+    }
+
+    /** Targets ended as cancelled, never sent, because their message was cancelled. */
+    public void cancelled(long targets) {
+        counter("herald.gateway.targets.cancelled", "Targets not sent because their message was cancelled").increment(targets);
     }
 
     public void duplicateSkipped() {

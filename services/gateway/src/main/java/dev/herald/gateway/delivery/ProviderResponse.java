@@ -40,11 +40,21 @@ public sealed interface ProviderResponse {
         TOKEN_INVALID,
         /** The request itself is wrong (payload, credential, topic): retrying cannot help. */
         PERMANENT,
-        /** Throttled or the provider is unavailable: retry later. */
-        RETRY
+        /** The provider is unavailable (or the credential must be refreshed): retry later. */
+        RETRY,
+        /**
+         * The provider said "too many requests" (429): the app's sending to it pauses on every replica
+         * for the Retry-After, and the target waits for its turn again without using up an attempt.
+         */
+        THROTTLED
     }
 
-    /** Throttled or unavailable: retry after {@code retryAfter} at the earliest. */
+    /** Over the provider's rate for the app (429): wait {@code retryAfter} (zero: none given). */
+    static Rejected throttled(String reason, Duration retryAfter) {
+        return new Rejected(reason, Disposition.THROTTLED, retryAfter);
+    }
+
+    /** Unavailable: retry after {@code retryAfter} at the earliest. */
     static Rejected retry(String reason, Duration retryAfter) {
         return new Rejected(reason, Disposition.RETRY, retryAfter);
     }

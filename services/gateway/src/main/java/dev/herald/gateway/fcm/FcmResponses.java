@@ -22,7 +22,10 @@ final class FcmResponses {
         if ("UNREGISTERED".equals(code)) {
             return ProviderResponse.tokenInvalid(code);
         }
-        if (status == 429 || status >= 500 || status == 401) {
+        if (status == 429) {
+            return ProviderResponse.throttled(code, retryAfter);
+        }
+        if (status >= 500 || status == 401) {
             // 401: the access token was revoked or expired early; a fresh one is fetched for the retry.
             return ProviderResponse.retry(code, retryAfter);
         }

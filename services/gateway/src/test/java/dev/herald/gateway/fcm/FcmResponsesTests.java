@@ -31,7 +31,7 @@ class FcmResponsesTests {
     @Test
     void quotaExceededIsRetriedAfterTheProvidersDelay() {
         assertThat(FcmResponses.read(429, "7", error(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"), json))
-                .isEqualTo(new ProviderResponse.Rejected("QUOTA_EXCEEDED", Disposition.RETRY, Duration.ofSeconds(7)));
+                .isEqualTo(new ProviderResponse.Rejected("QUOTA_EXCEEDED", Disposition.THROTTLED, Duration.ofSeconds(7)));
     }
 
     @Test

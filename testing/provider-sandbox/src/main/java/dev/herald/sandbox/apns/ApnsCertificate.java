@@ -3,6 +3,7 @@ package dev.herald.sandbox.apns;
 import dev.herald.sandbox.Pem;
 import dev.herald.sandbox.SandboxProperties;
 import java.io.IOException;
+import java.io.StringReader;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.net.InetAddress;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
 import java.util.List;
+import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
@@ -28,9 +30,13 @@ import org.bouncycastle.asn1.x509.GeneralName;
 import org.bouncycastle.asn1.x509.GeneralNames;
 import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.cert.X509CertificateHolder;
 import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.openssl.PEMKeyPair;
+import org.bouncycastle.openssl.PEMParser;
+import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.slf4j.Logger;
@@ -42,6 +48,9 @@ import org.springframework.stereotype.Component;
  * {@code herald.sandbox.apns-certificate-names}, written as PEM to
  * {@code herald.sandbox.apns-certificate-path} for clients to trust (Pushy's
  * {@code setTrustedServerCertificateChain}). Nothing secret is written: only the certificate.
+ * With {@code herald.sandbox.apns-private-key-path} the key and certificate are read instead: in
+ * Kubernetes a Secret holds them, so the gateway can trust the certificate before the sandbox starts
+ * and it stays the same when the sandbox's pod is replaced.
  */
 @Component
 public class ApnsCertificate {
@@ -53,6 +62,19 @@ public class ApnsCertificate {
     private final Path path;
 
     public ApnsCertificate(SandboxProperties properties) {
+        this.path = properties.apnsCertificatePath().toAbsolutePath();
+        if (properties.apnsPrivateKeyPath() != null) {
+            Path keyPath = properties.apnsPrivateKeyPath().toAbsolutePath();
+            try {
+                this.privateKey = readPrivateKey(keyPath);
+                this.pem = Files.readString(path);
+                this.certificate = readCertificate(pem);
+            } catch (GeneralSecurityException | IOException e) {
+                throw new IllegalStateException("cannot read the APNs sandbox key " + keyPath + " and certificate " + path, e);
+            }
+            log.info("APNs sandbox certificate for {} read from {}", certificate.getSubjectX500Principal(), path);
+            return;
+        }
         try {
             KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
             generator.initialize(new ECGenParameterSpec("secp256r1"));
@@ -63,7 +85,6 @@ public class ApnsCertificate {
         } catch (GeneralSecurityException | OperatorCreationException | IOException e) {
             throw new IllegalStateException("cannot create the APNs sandbox certificate", e);
         }
-        this.path = properties.apnsCertificatePath().toAbsolutePath();
         write(path, pem);
         log.info("APNs sandbox certificate for {} written to {}", properties.apnsCertificateNames(), path);
     }
@@ -101,6 +122,27 @@ public class ApnsCertificate {
         builder.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth));
         return new JcaX509CertificateConverter().getCertificate(
                 builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())));
+    }
+
+    /** PKCS#8 ("PRIVATE KEY") or the algorithm's own form ("RSA PRIVATE KEY", "EC PRIVATE KEY"). */
+    private static PrivateKey readPrivateKey(Path file) throws IOException {
+        try (PEMParser parser = new PEMParser(Files.newBufferedReader(file))) {
+            JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
+            return switch (parser.readObject()) {
+                case PEMKeyPair pair -> converter.getKeyPair(pair).getPrivate();
+                case PrivateKeyInfo info -> converter.getPrivateKey(info);
+                case null, default -> throw new IOException("no unencrypted private key in " + file);
+            };
+        }
+    }
+
+    private static X509Certificate readCertificate(String pem) throws IOException, GeneralSecurityException {
+        try (PEMParser parser = new PEMParser(new StringReader(pem))) {
+            if (parser.readObject() instanceof X509CertificateHolder holder) {
+                return new JcaX509CertificateConverter().getCertificate(holder);
+            }
+            throw new IOException("no certificate in the PEM");
+        }
     }
 
     /** Hostname verification needs IP addresses as iPAddress entries, not DNS names. */

@@ -115,7 +115,7 @@ final class ApnsHandler {
         if (root == null) {
             return ApnsAnswer.rejected(apnsId, ApnsReason.BadPayload);
         }
-        Decision decision = faults.decide(token, attempt);
+        Decision decision = faults.decide(headers.get("apns-topic"), token, attempt);
         return switch (decision.fault()) {
             case NONE -> {
                 counts.accepted(Provider.apns, token, messageId(root));

@@ -44,6 +44,18 @@ public class FaultInjector {
      * has one, otherwise one random draw against the rates.
      */
     public Decision decide(String token, long attempt) {
+        return decide(null, token, attempt);
+    }
+
+    /**
+     * As {@link #decide(String, long)} for a request of {@code scope} (the FCM project id or the APNs
+     * topic): while a 429 storm names the scope, every request of it is answered 429.
+     */
+    public Decision decide(String scope, String token, long attempt) {
+        Faults storm = current.get();
+        if (scope != null && storm.tooManyRequestsFor().contains(scope)) {
+            return new Decision(Fault.TOO_MANY_REQUESTS, storm.retryAfterSeconds());
+        }
         Decision forced = TokenPrefix.forced(token, attempt);
         if (forced != null) {
             return forced;

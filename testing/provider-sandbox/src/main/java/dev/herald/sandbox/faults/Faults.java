@@ -1,5 +1,6 @@
 package dev.herald.sandbox.faults;
 
+import java.util.List;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
@@ -11,18 +12,23 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param tooManyRequestsRate share answered 429 (FCM QUOTA_EXCEEDED / APNs TooManyRequests)
  * @param retryAfterSeconds   {@code Retry-After} sent with those random 429s
  * @param unavailableRate     share answered 503 (FCM UNAVAILABLE / APNs ServiceUnavailable)
+ * @param tooManyRequestsFor  a 429 storm: every request for these FCM project ids or APNs topics
+ *                            (apns-topic) is answered 429 with {@code retryAfterSeconds}, whatever its token
  */
 public record Faults(
         @DefaultValue("50") long latencyMs,
         @DefaultValue("0") double unregisteredRate,
         @DefaultValue("0") double tooManyRequestsRate,
         @DefaultValue("1") long retryAfterSeconds,
-        @DefaultValue("0") double unavailableRate) {
+        @DefaultValue("0") double unavailableRate,
+        @DefaultValue List<String> tooManyRequestsFor) {
+
 
     /** Upper bound on injected latency: beyond it clients time out and the numbers mean nothing. */
     public static final long MAX_LATENCY_MS = 60_000;
 
     public Faults {
+        tooManyRequestsFor = tooManyRequestsFor == null ? List.of() : List.copyOf(tooManyRequestsFor);
         if (latencyMs < 0 || latencyMs > MAX_LATENCY_MS) {
             throw new IllegalArgumentException("latencyMs must be between 0 and " + MAX_LATENCY_MS + ", was " + latencyMs);
         }
@@ -51,6 +57,7 @@ public record Faults(
                 update.unregisteredRate() != null ? update.unregisteredRate() : unregisteredRate,
                 update.tooManyRequestsRate() != null ? update.tooManyRequestsRate() : tooManyRequestsRate,
                 update.retryAfterSeconds() != null ? update.retryAfterSeconds() : retryAfterSeconds,
-                update.unavailableRate() != null ? update.unavailableRate() : unavailableRate);
+                update.unavailableRate() != null ? update.unavailableRate() : unavailableRate,
+                update.tooManyRequestsFor() != null ? update.tooManyRequestsFor() : tooManyRequestsFor);
     }
 }

@@ -9,5 +9,11 @@ public record FaultsUpdate(
         Double unregisteredRate,
         Double tooManyRequestsRate,
         Long retryAfterSeconds,
-        Double unavailableRate) {
+        Double unavailableRate,
+        java.util.List<String> tooManyRequestsFor) {
+
+    public FaultsUpdate(Long latencyMs, Double unregisteredRate, Double tooManyRequestsRate, Long retryAfterSeconds,
+                        Double unavailableRate) {
+        this(latencyMs, unregisteredRate, tooManyRequestsRate, retryAfterSeconds, unavailableRate, null);
+    }
 }

@@ -85,7 +85,7 @@ final class FcmHandler {
             // FCM's dry run: validated, not delivered, and a fixed fake id.
             return FcmAnswer.accepted(name(projectId, "fake_message_id"));
         }
-        Decision decision = faults.decide(target, attempt);
+        Decision decision = faults.decide(projectId, target, attempt);
         return switch (decision.fault()) {
             case NONE -> {
                 JsonNode messageId = message.path("data").path(MESSAGE_ID_KEY);

@@ -11,8 +11,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.Test;
 
 class FaultInjectorTests {
-    private final FaultInjector injector = new FaultInjector(new SandboxProperties(0, null, List.of("localhost"), null,
-            Duration.ofHours(1), new Faults(0, 0, 0, 1, 0)));
+    private final FaultInjector injector = new FaultInjector(new SandboxProperties(0, null, null, List.of("localhost"), null,
+            Duration.ofHours(1), new Faults(0, 0, 0, 1, 0, List.of())));
 
     @Test
     void plainTokensAreAcceptedWhenNoRatesAreSet() {
@@ -48,13 +48,25 @@ class FaultInjectorTests {
     }
 
     @Test
+    void aStormThrottlesEveryRequestOfItsProjectOrTopicOnly() {
+        injector.update(new FaultsUpdate(null, null, null, 3L, null, java.util.List.of("storm-project")));
+
+        assertThat(injector.decide("storm-project", "abc", 1)).isEqualTo(new Decision(Fault.TOO_MANY_REQUESTS, 3));
+        assertThat(injector.decide("storm-project", "unregistered-x", 1)).isEqualTo(new Decision(Fault.TOO_MANY_REQUESTS, 3));
+        assertThat(injector.decide("calm-project", "abc", 1).fault()).isEqualTo(Fault.NONE);
+
+        injector.update(new FaultsUpdate(null, null, null, null, null, java.util.List.of()));
+        assertThat(injector.decide("storm-project", "abc", 1).fault()).isEqualTo(Fault.NONE);
+    }
+
+    @Test
     void invalidUpdatesAreRefusedAndLeaveTheSettingsUnchanged() {
         assertThatThrownBy(() -> injector.update(new FaultsUpdate(null, Double.NaN, null, null, null)))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> injector.update(new FaultsUpdate(null, 0.5, 0.6, null, null)))
                 .hasMessageContaining("must not exceed 1");
 
-        assertThat(injector.faults()).isEqualTo(new Faults(0, 0, 0, 1, 0));
+        assertThat(injector.faults()).isEqualTo(new Faults(0, 0, 0, 1, 0, java.util.List.of()));
     }
 
     @Test
