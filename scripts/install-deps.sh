@@ -24,7 +24,8 @@ PACKAGES=(
   debootstrap       # the Debian root of the test node's Java base image (scripts/k8s/images.sh)
   runc              # runs the images built here (tests/charts/test_images.py)
   iproute2          # network namespaces of the tests (ip netns)
-  prometheus        # promtool: the charts' alert rules checked and unit-tested (tests/charts/test_alert_rules.py)
+  prometheus        # promtool: the charts' alert rules checked and unit-tested (tests/charts/test_alert_rules.py);
+                    # the server that scrapes the test clusters (tests/prometheus.py)
   # the test cluster's real node (tests/realnode.py)
   containerd containernetworking-plugins iptables conntrack
   busybox-static    # the node tests' one-binary image (scripts/k8s/images.sh busybox)
