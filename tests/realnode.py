@@ -353,6 +353,9 @@ def import_images(socket: Path, images: dict[str, Path], attempts: int = 3) -> N
                 if attempt == attempts:
                     raise
                 print(f"importing {image_name} failed (attempt {attempt} of {attempts}), again: {error}")
+                # a plain second import failed the same way: the record the failed one left goes first
+                subprocess.run(["ctr", "--address", str(socket), "-n", "k8s.io", "images", "rm", "--sync", image_name],
+                               capture_output=True)
 
 
 def node_processes(directory: Path) -> list[int]:
