@@ -166,7 +166,7 @@ def try_it(directory: Path) -> int:
 Herald runs on the local node. From this machine:
   export KUBECONFIG={attached.kube.kubeconfig}
   kubectl get pods -n {herald.namespace}
-  curl -H "Authorization: Bearer $(cat {token_file})" {target.dispatcher}/v1/apps
+  curl -H "Authorization: Bearer $(cat {token_file})" {target.dispatcher}/v1/apps/demo
   dispatcher {target.dispatcher}   MQTT {target.mqtt_host}:1883   sandbox {target.sandbox}
 Ctrl-C tears the node and the control plane down.""", flush=True)
         stop.wait()
