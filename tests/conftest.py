@@ -21,11 +21,11 @@ import pytest
 # The shared cluster modules beside this file: testbed.py, realnode.py, sharedcluster.py, ...
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
-from heraldnode import IMAGE_KINDS, Herald  # noqa: E402
+from heraldnode import Herald, prepared  # noqa: E402
 from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES, install_operators, operator_logs, \
     uninstall_operators  # noqa: E402
-from realnode import Node, import_images  # noqa: E402
-from sharedcluster import SharedCluster, attach, built_image, built_images  # noqa: E402
+from realnode import Node  # noqa: E402
+from sharedcluster import SharedCluster, attach, built_image  # noqa: E402
 from testbed import tear_down_on_sigterm  # noqa: E402
 
 
@@ -85,11 +85,7 @@ def operators(node):
 def platform(node, operators, busybox_image) -> Herald:
     """Herald installed on the real node (tests/heraldnode.py): the images built here imported into
     the node's containerd, every release Ready. Uninstalled at the end."""
-    images = {}
-    for kind in IMAGE_KINDS:
-        images |= built_images(kind)
-    import_images(node.socket, images)
-    herald = Herald(node.kube, busybox_image, built_image("redis")[0])
+    herald = prepared(node.kube, node.socket, busybox_image)
     herald.install()
     yield herald
     herald.uninstall()

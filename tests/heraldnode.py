@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from realnode import import_images
+from sharedcluster import built_images
 from testbed import Kube
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +30,17 @@ RELEASES = {"herald-platform": "push-platform", "herald-provider-sandbox": "prov
 # RabbitMQ's and its operators': sharedcluster.py), as scripts/k8s/images.sh kinds.
 IMAGE_KINDS = ("services", "redis")
 INSTALL_TIMEOUT = "600s"  # four JVMs starting on two shared cores, RabbitMQ booting
+
+
+def prepared(kube: Kube, socket: Path, test_image: str) -> "Herald":
+    """The images of IMAGE_KINDS built (cached) and imported into the node's containerd at `socket`;
+    the Herald that installs them (its Redis image the one just imported)."""
+    images = {}
+    for kind in IMAGE_KINDS:
+        images |= built_images(kind)
+    import_images(socket, images)
+    redis = next(name for name in images if name.startswith("docker.io/local/redis:"))
+    return Herald(kube, test_image, redis)
 
 
 def values_file(chart: str) -> Path:
@@ -137,8 +150,7 @@ def try_it(directory: Path) -> int:
 
     from herald_load.demo import DemoError
     from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES, install_operators
-    from realnode import import_images
-    from sharedcluster import SharedCluster, built_image, built_images
+    from sharedcluster import SharedCluster, built_image
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -149,11 +161,7 @@ def try_it(directory: Path) -> int:
         print(f"==> bringing up a control plane and a real node in {directory}", flush=True)
         attached = cluster.up()
         print("==> building (or finding cached) the images and importing them into the node", flush=True)
-        images = {}
-        for kind in IMAGE_KINDS:
-            images |= built_images(kind)
-        import_images(attached.socket, images)
-        herald = Herald(attached.kube, built_image("busybox")[0], built_image("redis")[0])
+        herald = prepared(attached.kube, attached.socket, built_image("busybox")[0])
         print(f"==> installing the RabbitMQ operators and Herald's releases ({', '.join(RELEASES)})", flush=True)
         install_operators(attached.kube)
         herald.install()
