@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 from aggregationlayer import front_proxy_flags  # noqa: E402
 from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES  # noqa: E402
 from realnode import NODE_IP, REAL_NODE_LABEL, Node  # noqa: E402
-from testbed import ControlPlane, Kube, run, use_tools  # noqa: E402
+from testbed import ControlPlane, Kube, run, tear_down_on_sigterm, use_tools  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_NAME = "herald-node"
@@ -62,11 +61,7 @@ class Attached:
 
     kube: Kube
     directory: Path
-    node_name: str
-
-    @property
-    def name(self) -> str:  # what tests call the real node by, like realnode.Node.name
-        return self.node_name
+    name: str  # the real node's, like realnode.Node.name
 
     @property
     def socket(self) -> Path:  # the node's containerd, like realnode.Node.socket
@@ -119,11 +114,7 @@ class SharedCluster:
 
 def run_suites(directory: Path, kinds: list[str], commands: list[list[str]]) -> int:
     cluster = SharedCluster(directory, kinds)
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, interrupt)  # .ci/run's timeout: tear down all the same
+    tear_down_on_sigterm()  # .ci/run's timeout: tear down all the same
     failed = []
     try:
         cluster.up()
