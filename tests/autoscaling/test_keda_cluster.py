@@ -135,7 +135,7 @@ def test_keda_scales_real_pods_up_and_down_on_an_in_cluster_metric(scaled):
 
     set_metric(kube, PER_REPLICA * MAX_REPLICAS - 5)  # 25: ceil(25 / 10) = 3 replicas
     pods = poll(f"{MAX_REPLICAS} worker pods Ready", lambda: (p := ready_workers(kube)) and len(p) == MAX_REPLICAS and p, 120)
-    assert all(p["spec"]["nodeName"] == attach().node_name for p in pods), "worker pods not on the real node"
+    assert all(p["spec"]["nodeName"] == attach().name for p in pods), "worker pods not on the real node"
     assert all(s.get("containerID", "").startswith("containerd://") for p in pods
                for s in p["status"]["containerStatuses"]), "containers not started by the node's containerd"
 

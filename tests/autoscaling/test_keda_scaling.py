@@ -456,7 +456,11 @@ def test_no_message_is_lost_while_replicas_go_down(outcome):
     # SIGTERM -> the JVM drains and exits 143, within the grace period).
     stopped = outcome["stopped_pods"]
     outstanding = [outstanding_at(outcome["samples"], s["told_to_stop_at_s"]) for s in stopped]
-    assert any(n >= VALUE / 2 for n in outstanding), (
+    # RabbitMQ hands deliveries round-robin to the consumers with prefetch room (2 per replica), so
+    # with a few dozen sends outstanding every replica holds some: a stop then has work in hand. (The
+    # bar was value / 2 until a CI run stopped its first pod at 93 outstanding: the stop's timing
+    # varies by the KEDA poll and HPA sync, and the property is "work in hand", not "a lot".)
+    assert any(n >= MAX_REPLICAS * CONSUMERS * MAX_IN_FLIGHT for n in outstanding), (
         f"no pod was stopped while there was work left ({stopped}, outstanding {outstanding})")
     assert len(stopped) >= MAX_REPLICAS - MIN_REPLICAS, f"gateway pods stopped by scale-down: {stopped}"
     assert all(s["exit_code"] == 143 for s in stopped), f"exit statuses: {stopped}"
