@@ -75,9 +75,7 @@ function signIn(): void {
   const appId = h('input', { name: 'app', autocomplete: 'off', required: true, spellcheck: 'false' });
   const key = h('input', { name: 'key', type: 'password', autocomplete: 'off', required: true });
   const token = h('input', { name: 'token', type: 'password', autocomplete: 'off', required: true });
-  const appStatus = h('p', { role: 'status' });
-  const adminStatus = h('p', { role: 'status' });
-  const attempt = async (event: Event, next: Session, check: string, status: HTMLElement) => {
+  const attempt = async (event: Event, next: Session, check: string) => {
     event.preventDefault();
     begin(next);
     try {
@@ -86,22 +84,20 @@ function signIn(): void {
       location.hash = next.kind === 'app' ? '#/overview' : '#/apps';
       await route();
     } catch (error) {
-      end('');
-      replace(status, error instanceof ApiError ? `Sign-in refused: ${error.message}` : String(error));
-      status.className = 'error';
+      end(`Sign-in refused: ${error instanceof ApiError ? error.message : String(error)}`);
     }
   };
   const appForm = h('form', {
     'aria-labelledby': 'app-sign-in',
     onsubmit: (event) => attempt(event, { kind: 'app', appId: appId.value.trim(), key: key.value.trim() },
-      `/v1/apps/${encodeURIComponent(appId.value.trim())}/stats`, appStatus),
+      `/v1/apps/${encodeURIComponent(appId.value.trim())}/stats`),
   }, h('h2', { id: 'app-sign-in' }, 'App owner'), field('App id', appId), field('API key', key),
-  h('button', { type: 'submit' }, 'Sign in with the API key'), appStatus);
+  h('button', { type: 'submit' }, 'Sign in with the API key'));
   const adminForm = h('form', {
     'aria-labelledby': 'admin-sign-in',
-    onsubmit: (event) => attempt(event, { kind: 'admin', token: token.value.trim() }, '/v1/platform', adminStatus),
+    onsubmit: (event) => attempt(event, { kind: 'admin', token: token.value.trim() }, '/v1/platform'),
   }, h('h2', { id: 'admin-sign-in' }, 'Platform admin'), field('Admin token', token),
-  h('button', { type: 'submit' }, 'Sign in as admin'), adminStatus);
+  h('button', { type: 'submit' }, 'Sign in as admin'));
   replace(root,
     h('header', { class: 'top' }, h('p', { class: 'brand' }, 'Herald console')),
     h('main', { id: 'main', class: 'sign-in', tabindex: -1 },

@@ -49,6 +49,10 @@ export async function overviewPage(main: HTMLElement, args: string[]) {
       options: { animation: false, maintainAspectRatio: false, scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } },
     }));
     const reasonNames = [...new Set(history.buckets.flatMap((bucket) => Object.keys(bucket.failures)))].sort();
+    if (reasonNames.length === 0) {
+      reasons.parentElement!.replaceWith(h('p', { class: 'muted' }, 'No failures in this window.'));
+      return () => charts.forEach((chart) => chart.destroy());
+    }
     charts.push(new Chart(reasons, {
       type: 'bar',
       data: {
