@@ -29,6 +29,7 @@ PACKAGES=(
   # the test cluster's real node (tests/realnode.py)
   containerd containernetworking-plugins iptables conntrack
   busybox-static    # the node tests' one-binary image (scripts/k8s/images.sh busybox)
+  chromium          # the console's browser tests (Playwright's playwright-core drives /usr/bin/chromium)
 )
 # Maven normally comes with the machine; install Debian's only if there is none.
 command -v mvn >/dev/null 2>&1 || PACKAGES+=(maven)

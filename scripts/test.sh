@@ -3,7 +3,8 @@
 #   1. installs/checks the system packages (scripts/install-deps.sh);
 #   2. Python tests of locust/, if it is a package (locust/pyproject.toml), with
 #      pytest in a venv under ~/.cache/herald/venv;
-#   3. the Java build and all its tests: mvn -B verify at the repository root;
+#   3. the Java build and all its tests: mvn -B verify at the repository root (it builds the console
+#      with npm, services/dispatcher/console/build.sh), then the console's browser tests;
 #   4. one test cluster (kwok nodes and a real node: containerd, kubelet, kube-proxy) shared by the
 #      chart tests, the real-node tests and KEDA scaling real gateway pods (scripts/k8s/test-cluster.sh,
 #      tests/charts, tests/node, tests/autoscaling).
@@ -83,6 +84,14 @@ if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
   (cd "$LOCUST_DIR" && "${VENV}/bin/python" -m pytest -q -m smoke) || failed+=("Locust smoke runs (locust/)")
 fi
 
+# The console's browser tests (a few minutes): headless Chromium, from Debian's chromium package, driven
+# by playwright-core from services/dispatcher/console's lockfile, against the real platform on free
+# ports; the jars (with the console built in) come from Maven above. Screenshots of every page:
+# services/dispatcher/target/console-e2e/.
+if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
+  log "Console: browser tests (pytest -m console in locust/)"
+  (cd "$LOCUST_DIR" && "${VENV}/bin/python" -m pytest -q -m console) || failed+=("console browser tests (locust/tests/test_console.py)")
+fi
 
 # One cluster with kwok nodes and a real node (containerd, kubelet, kube-proxy, CoreDNS) for the chart
 # tests, the real-node tests and KEDA scaling real pods (docs/autoscaling.md); last: a teardown that

@@ -34,6 +34,8 @@ __all__ = ["run_dir", "local_platform", "start", "stop", "main"]
 SUMMARY = """
 Herald is running:
   dispatcher API    http://127.0.0.1:8080/v1   (admin token: .run/admin-token)
+  console           http://127.0.0.1:8080/console/   (app "demo": API key in .run/demo-api-key;
+                    admin: the admin token)
   gateway actuator  http://127.0.0.1:8081/actuator
   connection mgr    mqtt://127.0.0.1:1883, actuator http://127.0.0.1:8082/actuator
   provider sandbox  http://127.0.0.1:9090/sandbox (APNs on 9443)

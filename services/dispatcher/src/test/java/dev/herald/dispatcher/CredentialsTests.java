@@ -54,6 +54,11 @@ class CredentialsTests extends DispatcherIntegrationTest {
         assertThat(app1.at("/apns/teamId").asString()).isEqualTo("TEAM123456");
         assertThat(app1.at("/apns/topic").asString()).isEqualTo("dev.herald.demo");
         assertThat(app1.at("/apns/environment").asString()).isEqualTo("sandbox");
+        // what the console shows instead of a secret: a fingerprint and when it was set
+        assertThat(app1.at("/fcm/fingerprint").asString()).matches("sha256:[0-9a-f]{32}");
+        assertThat(app1.at("/apns/fingerprint").asString()).matches("sha256:[0-9a-f]{32}")
+                .isNotEqualTo(app1.at("/fcm/fingerprint").asString());
+        assertThat(app1.at("/apns/setAt").asString()).isNotBlank();
         assertThat(app1.get("keys").size()).isEqualTo(1);
         assertThat(app1.at("/keys/0/keyId").asString()).isEqualTo(app.keyId());
         assertThat(app1.at("/keys/0").has("sha256")).isFalse();

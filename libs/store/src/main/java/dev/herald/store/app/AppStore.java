@@ -68,11 +68,13 @@ public final class AppStore {
     }
 
     public CompletableFuture<Boolean> setFcm(String appId, FcmCredential credential) {
-        return change(appId, Map.of("cred:fcm", cipher.encrypt(JSON.writeValueAsString(credential), appId)), List.of());
+        return change(appId, Map.of("cred:fcm", cipher.encrypt(JSON.writeValueAsString(credential), appId),
+                "credAt:fcm", clock.instant().toString()), List.of());
     }
 
     public CompletableFuture<Boolean> setApns(String appId, ApnsCredential credential) {
-        return change(appId, Map.of("cred:apns", cipher.encrypt(JSON.writeValueAsString(credential), appId)), List.of());
+        return change(appId, Map.of("cred:apns", cipher.encrypt(JSON.writeValueAsString(credential), appId),
+                "credAt:apns", clock.instant().toString()), List.of());
     }
 
     /** Replaces the app's rate limits; empty fields go back to the defaults. False if the app is unknown. */
@@ -82,7 +84,7 @@ public final class AppStore {
 
     /** Removes a credential; {@code provider} is {@code fcm} or {@code apns}. */
     public CompletableFuture<Boolean> clearCredential(String appId, String provider) {
-        return change(appId, Map.of(), List.of("cred:" + provider));
+        return change(appId, Map.of(), List.of("cred:" + provider, "credAt:" + provider));
     }
 
     public CompletableFuture<Optional<App>> load(String appId) {
@@ -120,8 +122,14 @@ public final class AppStore {
         Instant createdAt = fields.containsKey("createdAt") ? Instant.parse(fields.get("createdAt")) : Instant.EPOCH;
         AppLimits limits = Optional.ofNullable(fields.get("limits"))
                 .map(stored -> JSON.readValue(stored, AppLimits.class)).orElse(AppLimits.DEFAULTS);
+        Map<String, Instant> credentialsSetAt = new java.util.HashMap<>();
+        fields.forEach((field, value) -> {
+            if (field.startsWith("credAt:")) {
+                credentialsSetAt.put(field.substring(7), Instant.parse(value));
+            }
+        });
         return new App(appId, fields.get("name"), createdAt, Long.parseLong(fields.getOrDefault("version", "0")),
-                keys, fcm, apns, limits);
+                keys, fcm, apns, limits, credentialsSetAt);
     }
 
     private static String keyField(String keyId) {

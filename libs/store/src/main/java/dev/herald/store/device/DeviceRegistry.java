@@ -112,6 +112,11 @@ public final class DeviceRegistry {
                 Instant.ofEpochMilli(updatedAt), updatedAt < staleBefore(), Optional.ofNullable(hash.get("timeZone")));
     }
 
+    /** The device that holds a token of a channel (the token index), if any. */
+    public CompletableFuture<Optional<String>> deviceOfToken(String appId, Channel channel, String token) {
+        return redis.get(RedisKeys.token(appId, channel.name(), token)).toCompletableFuture().thenApply(Optional::ofNullable);
+    }
+
     /** How many devices a topic has now (what a send spread over minutes divides by). */
     public CompletableFuture<Long> topicSize(String appId, String topicName) {
         return redis.scard(RedisKeys.topic(appId, topicName)).toCompletableFuture();

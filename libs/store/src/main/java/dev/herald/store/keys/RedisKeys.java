@@ -20,6 +20,9 @@ public final class RedisKeys {
     public enum KeyPattern {
         APP("app:{<app>}", "app:\\{[^}]+\\}"),
         APP_STATS("stats:{<app>}", "stats:\\{[^}]+\\}"),
+        APP_STATS_MINUTE("statsm:{<app>}:<minute>", "statsm:\\{[^}]+\\}:[0-9]+"),
+        APP_STATS_HOUR("statsh:{<app>}:<hour>", "statsh:\\{[^}]+\\}:[0-9]+"),
+        APP_MESSAGES("msgs:{<app>}", "msgs:\\{[^}]+\\}"),
         API_KEY("apikey:<keyId>", "apikey:[^{}]+"),
         IDEMPOTENCY("idem:<app>:<key>", "idem:[^:{}]+:.+"),
         DEVICE("dev:{<app>}:<device>", "dev:\\{[^}]+\\}:.+"),
@@ -95,6 +98,21 @@ public final class RedisKeys {
 
     public static String appStats(String appId) {
         return "stats:" + appTag(appId);
+    }
+
+    /** An app's counts in one minute (minutes since the epoch): the console's last-hour chart. */
+    public static String appStatsMinute(String appId, long minute) {
+        return "statsm:" + appTag(appId) + ":" + minute;
+    }
+
+    /** An app's counts in one hour (hours since the epoch): the console's day and week charts. */
+    public static String appStatsHour(String appId, long hour) {
+        return "statsh:" + appTag(appId) + ":" + hour;
+    }
+
+    /** An app's recent messages by acceptance time (ms): what the message list pages through. */
+    public static String appMessages(String appId) {
+        return "msgs:" + appTag(appId);
     }
 
     public static String apiKey(String keyId) {

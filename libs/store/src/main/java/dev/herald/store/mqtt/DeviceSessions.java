@@ -3,10 +3,15 @@ package dev.herald.store.mqtt;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.HeraldFunctions.Function;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -52,10 +57,49 @@ public final class DeviceSessions {
                 .thenApply(ignored -> null);
     }
 
-    /** Renews the node's lease. */
-    public CompletableFuture<Void> heartbeat(String nodeId, Duration lease) {
-        return redis.set(RedisKeys.mqttNodeLease(nodeId), "1", SetArgs.Builder.px(lease.toMillis()))
+    /**
+     * Renews the node's lease. Its value is the node's count of open device connections, what the
+     * console's platform view adds up ({@link #nodes}).
+     */
+    public CompletableFuture<Void> heartbeat(String nodeId, Duration lease, int connections) {
+        return redis.set(RedisKeys.mqttNodeLease(nodeId), String.valueOf(connections), SetArgs.Builder.px(lease.toMillis()))
                 .toCompletableFuture().thenApply(ignored -> null);
+    }
+
+    /**
+     * The live connection-manager nodes and their open connections at their last heartbeat. A SCAN
+     * over the keyspace (every master of a cluster): for the admin's occasional look, never a hot path.
+     */
+    public CompletableFuture<SortedMap<String, Integer>> nodes() {
+        SortedMap<String, Integer> nodes = new TreeMap<>();
+        return scanNodes(ScanCursor.INITIAL, nodes).thenApply(done -> nodes);
+    }
+
+    private CompletableFuture<Void> scanNodes(ScanCursor cursor, SortedMap<String, Integer> nodes) {
+        String prefix = RedisKeys.mqttNodeLease("");
+        ScanArgs match = ScanArgs.Builder.matches(prefix + "*").limit(1000);
+        return redis.scan(cursor, match).toCompletableFuture().thenCompose(page -> {
+            List<String> keys = page.getKeys();
+            CompletableFuture<?>[] reads = keys.stream().map(key -> redis.get(key).toCompletableFuture()
+                    .thenAccept(value -> {
+                        if (value != null) {
+                            synchronized (nodes) {
+                                nodes.put(key.substring(prefix.length()), parseCount(value));
+                            }
+                        }
+                    })).toArray(CompletableFuture[]::new);
+            return CompletableFuture.allOf(reads).thenCompose(read -> page.isFinished()
+                    ? CompletableFuture.<Void>completedFuture(null) : scanNodes(page, nodes));
+        });
+    }
+
+    /** A lease written before leases carried a count reads "1": its count is not known, shown as 0. */
+    private static int parseCount(String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException unknown) {
+            return 0;
+        }
     }
 
     /** The node stops: no more routing to it, at once rather than when the lease lapses. */

@@ -4,6 +4,9 @@ import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.HeraldFunctions.Function;
 import io.lettuce.core.KeyValue;
+import io.lettuce.core.Limit;
+import io.lettuce.core.Range;
+import io.lettuce.core.ScoredValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Clock;
@@ -60,7 +63,41 @@ public final class MessageStatusStore {
         // Both commands go out back to back on the one connection (Redis runs them in order):
         // one round trip instead of two on the send path.
         CompletableFuture<Long> written = redis.hset(msg(id), fields).toCompletableFuture();
-        return redis.expire(msg(id), ttl).toCompletableFuture().thenCombine(written, (expired, fieldsWritten) -> null);
+        CompletableFuture<Void> indexed = index(appId, id, acceptedAt);
+        return redis.expire(msg(id), ttl).toCompletableFuture().thenCombine(written, (expired, fieldsWritten) -> null)
+                .thenCombine(indexed, (statusWritten, indexWritten) -> null);
+    }
+
+    /**
+     * Adds a message to its app's list of recent messages (sent back to back with the status, no extra
+     * round trip to wait for) and trims what is older than a status can live.
+     */
+    private CompletableFuture<Void> index(String appId, String id, Instant acceptedAt) {
+        String key = RedisKeys.appMessages(appId);
+        CompletableFuture<Long> added = redis.zadd(key, acceptedAt.toEpochMilli(), id).toCompletableFuture();
+        CompletableFuture<Long> trimmed = redis.zremrangebyscore(key,
+                Range.create(0, clock.millis() - ttl.toMillis())).toCompletableFuture();
+        return redis.expire(key, ttl).toCompletableFuture()
+                .thenCombine(added, (expires, count) -> null).thenCombine(trimmed, (ignored, count) -> null);
+    }
+
+    /**
+     * One page of an app's recent messages, newest first: ids accepted at or before {@code atMostMs},
+     * after skipping {@code skip} of them (those of that same millisecond a previous page showed), with
+     * their acceptance times (ms). Ids whose status expired may still be listed; {@link #find} tells.
+     */
+    public CompletableFuture<List<ScoredValue<String>>> recent(String appId, long atMostMs, long skip, int count) {
+        return redis.zrevrangebyscoreWithScores(RedisKeys.appMessages(appId), Range.create(0, (double) atMostMs),
+                Limit.create(skip, count)).toCompletableFuture();
+    }
+
+    /** Drops listed ids whose status is gone (expired), so the next page does not read them again. */
+    public CompletableFuture<Void> forget(String appId, List<String> ids) {
+        if (ids.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return redis.zrem(RedisKeys.appMessages(appId), ids.toArray(String[]::new)).toCompletableFuture()
+                .thenApply(ignored -> null);
     }
 
     /** RabbitMQ confirmed the message. */
@@ -128,9 +165,42 @@ public final class MessageStatusStore {
     }
 
     private CompletableFuture<Long> countForApp(String appId, String field, String reason, String tokenRemoved) {
-        return functions.call(Function.STATS_COUNT, ScriptOutputType.INTEGER, new String[] {RedisKeys.appStats(appId)},
-                field, reason, tokenRemoved);
+        long now = clock.millis();
+        String[] keys = {RedisKeys.appStats(appId), RedisKeys.appStatsMinute(appId, now / MINUTE.toMillis()),
+            RedisKeys.appStatsHour(appId, now / HOUR.toMillis())};
+        return functions.call(Function.STATS_COUNT, ScriptOutputType.INTEGER, keys, field, reason, tokenRemoved,
+                String.valueOf(MINUTE_BUCKETS_KEPT.toSeconds()), String.valueOf(HOUR_BUCKETS_KEPT.toSeconds()));
     }
+
+    /**
+     * An app's counts per bucket over the window ending now, oldest first: minute buckets for a window
+     * of up to an hour (what {@code statsm:} keeps), hour buckets up to a week ({@code statsh:}).
+     */
+    public CompletableFuture<List<StatsBucket>> history(String appId, Duration window) {
+        Duration bucket = window.compareTo(HOUR) <= 0 ? MINUTE : HOUR;
+        if (window.compareTo(HOUR_BUCKETS_KEPT.minus(HOUR)) > 0) {
+            throw new IllegalArgumentException("history is kept for " + HOUR_BUCKETS_KEPT.minus(HOUR) + " at most");
+        }
+        long last = clock.millis() / bucket.toMillis();
+        long first = last - window.toMillis() / bucket.toMillis() + 1;
+        List<CompletableFuture<StatsBucket>> reads = new java.util.ArrayList<>();
+        for (long n = first; n <= last; n++) {
+            long index = n;
+            String key = bucket == MINUTE ? RedisKeys.appStatsMinute(appId, n) : RedisKeys.appStatsHour(appId, n);
+            reads.add(redis.hgetall(key).toCompletableFuture().thenApply(fields -> new StatsBucket(
+                    Instant.ofEpochMilli(index * bucket.toMillis()), number(fields, "sent"), number(fields, "delivered"),
+                    number(fields, "failed"), number(fields, "expired"), number(fields, "tokensRemoved"), reasons(fields))));
+        }
+        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new))
+                .thenApply(all -> reads.stream().map(CompletableFuture::join).toList());
+    }
+
+    private static final Duration MINUTE = Duration.ofMinutes(1);
+    private static final Duration HOUR = Duration.ofHours(1);
+    /** Minute buckets back the last-hour chart; an hour more than that covers a bucket read at the turn. */
+    private static final Duration MINUTE_BUCKETS_KEPT = Duration.ofHours(2);
+    /** Hour buckets back the day and week charts, with a day of slack. */
+    private static final Duration HOUR_BUCKETS_KEPT = Duration.ofDays(8);
 
     /** Which of these targets already have an outcome (a redelivered batch, or a duplicate target). */
     public CompletableFuture<java.util.Set<String>> finished(String id, List<String> targetKeys) {
@@ -214,7 +284,9 @@ public final class MessageStatusStore {
         dueAt.forEach(due -> fields.put("due:" + due.toEpochMilli(), "1"));
         Instant keepUntil = dueAt.stream().max(Instant::compareTo).orElse(acceptedAt).plus(ttl);
         CompletableFuture<Long> written = redis.hset(msg(id), fields).toCompletableFuture();
-        return redis.pexpireat(msg(id), keepUntil).toCompletableFuture().thenCombine(written, (expires, fieldsWritten) -> null);
+        CompletableFuture<Void> indexed = index(appId, id, acceptedAt);
+        return redis.pexpireat(msg(id), keepUntil).toCompletableFuture().thenCombine(written, (expires, fieldsWritten) -> null)
+                .thenCombine(indexed, (statusWritten, indexWritten) -> null);
     }
 
     private static List<Instant> dueTimes(Map<String, String> fields) {

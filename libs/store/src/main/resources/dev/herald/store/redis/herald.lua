@@ -77,10 +77,18 @@ local function outcome_settled(keys, args)
   return redis.call('HEXISTS', keys[1], '#final#' .. args[1])
 end
 
--- An app's running totals, counted after the message's slot said "newly recorded".
--- KEYS stats:{app}. ARGV outcome field, reason or '', '1' if the token was removed.
+-- An app's running totals, counted after the message's slot said "newly recorded", and the same
+-- counts in its current minute's and hour's buckets (the console's charts over time).
+-- KEYS stats:{app}, statsm:{app}:<minute>, statsh:{app}:<hour>. ARGV outcome field, reason or '',
+-- '1' if the token was removed, minute bucket TTL (s), hour bucket TTL (s).
 local function stats_count(keys, args)
   count(keys[1], args[1], args[2], args[3])
+  for i = 2, 3 do
+    if keys[i] then
+      count(keys[i], args[1], args[2], args[3])
+      expire_once(keys[i], args[i + 2])
+    end
+  end
   return 1
 end
 

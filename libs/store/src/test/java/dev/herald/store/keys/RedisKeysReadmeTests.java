@@ -38,6 +38,9 @@ class RedisKeysReadmeTests {
         Map<KeyPattern, String> built = new EnumMap<>(KeyPattern.class);
         built.put(KeyPattern.APP, RedisKeys.app("shop"));
         built.put(KeyPattern.APP_STATS, RedisKeys.appStats("shop"));
+        built.put(KeyPattern.APP_STATS_MINUTE, RedisKeys.appStatsMinute("shop", 29_000_000));
+        built.put(KeyPattern.APP_STATS_HOUR, RedisKeys.appStatsHour("shop", 490_000));
+        built.put(KeyPattern.APP_MESSAGES, RedisKeys.appMessages("shop"));
         built.put(KeyPattern.API_KEY, RedisKeys.apiKey("0a1b2c3d"));
         built.put(KeyPattern.IDEMPOTENCY, RedisKeys.idempotency("shop", "order 42"));
         built.put(KeyPattern.DEVICE, RedisKeys.device("shop", "d:1"));

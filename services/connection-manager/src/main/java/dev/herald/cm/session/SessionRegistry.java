@@ -131,7 +131,7 @@ public final class SessionRegistry {
 
     /** Renews this node's lease; the gateway routes to it only while the lease exists. */
     public CompletableFuture<Void> heartbeat() {
-        return sessions.heartbeat(nodeId, lease);
+        return sessions.heartbeat(nodeId, lease, local.size());
     }
 
     /** The node stops: the gateway stops routing here at once rather than when the lease lapses. */

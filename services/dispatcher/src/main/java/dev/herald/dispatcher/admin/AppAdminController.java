@@ -82,8 +82,10 @@ public class AppAdminController {
             return new AppView(app.id(), app.name(), app.createdAt(),
                     app.keys().stream().map(k -> new KeyView(k.keyId(), k.createdAt()))
                             .sorted(Comparator.comparing(KeyView::createdAt)).toList(),
-                    app.fcm().map(f -> new FcmView(f.projectId(), f.clientEmail())).orElse(null),
-                    app.apns().map(a -> new ApnsView(a.keyId(), a.teamId(), a.topic(), a.environment())).orElse(null),
+                    app.fcm().map(f -> new FcmView(f.projectId(), f.clientEmail(), CredentialFingerprints.of(f.serviceAccountJson()),
+                            app.credentialsSetAt().get("fcm"))).orElse(null),
+                    app.apns().map(a -> new ApnsView(a.keyId(), a.teamId(), a.topic(), a.environment(),
+                            CredentialFingerprints.of(a.p8()), app.credentialsSetAt().get("apns"))).orElse(null),
                     LimitsRequest.of(app.limits()));
         }
     }
@@ -104,10 +106,11 @@ public class AppAdminController {
     public record KeyView(String keyId, Instant createdAt) {
     }
 
-    public record FcmView(String projectId, String clientEmail) {
+    /** @param fingerprint of the secret (CredentialFingerprints), so an admin can tell which one is set; setAt null if set before it was kept */
+    public record FcmView(String projectId, String clientEmail, String fingerprint, Instant setAt) {
     }
 
-    public record ApnsView(String keyId, String teamId, String topic, String environment) {
+    public record ApnsView(String keyId, String teamId, String topic, String environment, String fingerprint, Instant setAt) {
     }
 
     private final AppStore store;

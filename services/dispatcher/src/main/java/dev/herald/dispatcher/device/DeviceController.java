@@ -58,7 +58,7 @@ public class DeviceController {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt,
                                  boolean stale, MqttAccess mqtt, String timeZone) {
-        static DeviceResponse of(Device device, MqttCredentials credentials) {
+        public static DeviceResponse of(Device device, MqttCredentials credentials) {
             boolean viaMqtt = device.channel() == Channel.mqtt;
             MqttAccess mqtt = viaMqtt
                     ? new MqttAccess(device.deviceId(), device.appId(), credentials.password(device.appId(), device.deviceId()),

@@ -1,0 +1,88 @@
+package dev.herald.store.status;
+
+import static dev.herald.store.TestRedis.join;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.herald.store.TestRedis;
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.mqtt.DeviceSessions;
+import io.lettuce.core.ScoredValue;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** What the console reads: an app's recent messages and its counts over time. */
+class ConsoleQueriesTests {
+    private static final Duration TTL = Duration.ofHours(1);
+    private static final Instant NOW = Instant.parse("2026-11-24T06:30:20Z");
+
+    @RegisterExtension
+    static final TestRedis redis = new TestRedis();
+
+    private final MessageStatusStore store = new MessageStatusStore(redis.async(), redis.functions(), TTL,
+            Clock.fixed(NOW, ZoneOffset.UTC));
+
+    @Test
+    void recentMessagesPageNewestFirstAndOldOnesAreTrimmed() {
+        join(store.accepted("m-old", "shop", Optional.of(1), NOW.minus(TTL).minusSeconds(1)));
+        for (int i = 0; i < 5; i++) {
+            join(store.accepted("m" + i, "shop", Optional.of(1), NOW.minusSeconds(10 - i)));
+        }
+        join(store.scheduled("m-later", "shop", List.of(NOW.plusSeconds(3600)), NOW));
+        join(store.accepted("other", "bank", Optional.of(1), NOW));
+        // m-old was trimmed by the next write: older than a status can live.
+
+        List<ScoredValue<String>> first = join(store.recent("shop", Long.MAX_VALUE, 0, 3));
+        assertThat(first).extracting(ScoredValue::getValue).containsExactly("m-later", "m4", "m3");
+        long cursor = (long) first.getLast().getScore();
+        assertThat(join(store.recent("shop", cursor, 1, 10))).extracting(ScoredValue::getValue)
+                .containsExactly("m2", "m1", "m0");
+        assertThat(redis.sync().ttl(RedisKeys.appMessages("shop"))).isPositive();
+
+        join(store.forget("shop", List.of("m1")));
+        assertThat(join(store.recent("shop", cursor, 1, 10))).extracting(ScoredValue::getValue).containsExactly("m2", "m0");
+    }
+
+    @Test
+    void outcomesAreCountedPerMinuteAndPerHour() {
+        join(store.accepted("m1", "shop", Optional.of(3), NOW));
+        join(store.record("m1", "shop", 0, "fcm:a", Outcome.sent()));
+        join(store.record("m1", "shop", 0, "fcm:b", new Outcome(Outcome.Kind.failed, "UNREGISTERED", true)));
+        join(store.record("m1", "shop", 0, "mqtt:c", Outcome.handed()));
+        join(store.settle("m1", "shop", "mqtt:c", Outcome.delivered()));
+
+        List<StatsBucket> hour = join(store.history("shop", Duration.ofHours(1)));
+        assertThat(hour).hasSize(60);
+        assertThat(hour.getLast().start()).isEqualTo(Instant.parse("2026-11-24T06:30:00Z"));
+        assertThat(hour.getFirst().start()).isEqualTo(Instant.parse("2026-11-24T05:31:00Z"));
+        StatsBucket now = hour.getLast();
+        assertThat(List.of(now.sent(), now.delivered(), now.failed(), now.tokensRemoved())).containsExactly(1L, 1L, 1L, 1L);
+        assertThat(now.failures()).containsEntry("UNREGISTERED", 1L);
+        assertThat(hour.subList(0, 59)).allSatisfy(empty -> assertThat(empty.sent()).isZero());
+
+        List<StatsBucket> week = join(store.history("shop", Duration.ofDays(7)));
+        assertThat(week).hasSize(168);
+        assertThat(week.getLast().start()).isEqualTo(Instant.parse("2026-11-24T06:00:00Z"));
+        assertThat(week.getLast().failures()).containsEntry("UNREGISTERED", 1L);
+        assertThat(redis.sync().ttl(RedisKeys.appStatsHour("shop", NOW.toEpochMilli() / 3_600_000)))
+                .isBetween(Duration.ofDays(7).toSeconds(), Duration.ofDays(8).toSeconds());
+    }
+
+    @Test
+    void theLiveMqttNodesAreListedWithTheirConnectionsAtTheirLastHeartbeat() {
+        DeviceSessions sessions = new DeviceSessions(redis.async(), redis.functions());
+        for (int i = 0; i < 20; i++) {   // spread over the masters of a cluster
+            join(sessions.heartbeat("node-" + i, Duration.ofMinutes(1), i));
+        }
+        join(sessions.dropLease("node-3"));
+
+        Map<String, Integer> nodes = join(sessions.nodes());
+        assertThat(nodes).hasSize(19).containsEntry("node-0", 0).containsEntry("node-19", 19).doesNotContainKey("node-3");
+    }
+}
