@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import os
 import secrets
 import signal
@@ -296,7 +297,9 @@ class LocalPlatform:
         build of the jar, under ``workdir/aot/``, by a training run that starts the service's
         context and exits (``spring.context.exit=onRefresh``); it needs the brokers running."""
         jar = service_jar(service, self.root)
-        folder = self.workdir / "aot" / f"{service}-{jar.stat().st_mtime_ns}"
+        with jar.open("rb") as content:   # by content: a rebuild of the same sources keeps its cache
+            digest = hashlib.file_digest(content, "sha256").hexdigest()[:16]
+        folder = self.workdir / "aot" / f"{service}-{digest}"
         extracted, cache = folder / jar.name, folder / "app.aot"
         at = command.index("-jar")
         options, arguments = command[:at], [a for a in command[at + 2:] if not a.startswith("--server.port=")]
