@@ -1,4 +1,4 @@
-"""``python -m herald_load bench [fanout|accept|cm-connections|cm-delivery|all]`` (default all):
+"""``python -m herald_load bench [fanout|accept|import|cm-connections|cm-delivery|all]`` (default all):
 Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
 
 Starts the local platform (:mod:`herald_load.localrun`, without the demo) with benchmark settings,
@@ -15,6 +15,9 @@ provisions a fresh app with the sandbox's credentials, then:
   or ``SCHEDULED_ZONES`` zones of the same UTC offset) on a topic, one send with
   ``sendAtLocalTime`` a minute ahead; delay from the due time to the sandbox's first and last
   receipt. Target: first <= 1 s, last <= 10 s.
+- import: ``IMPORT_COUNT`` (100,000) device registrations in one streamed NDJSON bulk import
+  (:mod:`herald_load.bench.imports`), then the same import again (idempotent). Prints the time and
+  the CPU µs per registration of the dispatcher and Redis. Target: <= 5 s.
 - cm-connections: hold ``CM_CONNECTIONS`` (50,000) idle MQTT 5 connections on the connection
   manager, from source addresses 127.0.0.2.., and print its heap (after GC) and RSS per
   connection. Target: <= 20 kB per connection.
@@ -23,7 +26,7 @@ provisions a fresh app with the sandbox's credentials, then:
   each; p50/p99 from API accept to device receipt. Target: p99 <= 50 ms. ``CM_TO=tokens`` sends
   to the MQTT target directly instead of to the registered device.
 
-Knobs (environment): ``FANOUT_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
+Knobs (environment): ``FANOUT_COUNT``, ``IMPORT_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
 ``CM_HOLD_SECONDS``, ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
 """
@@ -40,14 +43,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import fanout, mqtt, scheduled
+from . import fanout, imports, mqtt, scheduled
 from ..localrun import local_platform, start
 from ..processes import PlatformError
 from ..provisioning import Provisioner
 
 SEND_LUA = Path(__file__).with_name("send.lua")
 API = "http://127.0.0.1:8080"
-BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept")
+BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept", "import")
 
 
 def _env(name: str, default: object) -> str:
@@ -88,6 +91,11 @@ def _scheduled(app: str, key: str) -> None:
           flush=True)
     scheduled.main(["--app", app, "--key", key, "--count", count, "--zones", zones])
     print(f"  load average after: {_load_average()}")
+
+
+def _import(app: str, key: str, pids: str) -> None:
+    print(f"==> bulk import benchmark: {_env('IMPORT_COUNT', 100000)} devices", flush=True)
+    imports.main(["--app", app, "--key", key, "--count", _env("IMPORT_COUNT", 100000), "--pids", pids])
 
 
 def _cm_connections(app: str, cm_pid: int, crypto_key: str) -> None:
@@ -181,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             _cm_delivery(app.app, app.api_key)
         if "accept" in selected:
             _accept(platform, app.app, app.api_key)
+        if "import" in selected:
+            _import(app.app, app.api_key, ",".join(f"{name}={pids[name]}" for name in ("dispatcher", "redis")))
     except PlatformError as error:
         print(f"ERROR: {error}")
         return 1
