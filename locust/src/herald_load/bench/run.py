@@ -131,7 +131,7 @@ def _wrk(app: str, key: str, connections: str, seconds: str) -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
-def _accept(platform, app: str, key: str) -> None:
+def _accept(platform, app: str, key: str, pids: dict[str, int]) -> None:
     seconds, connections = _env("ACCEPT_SECONDS", 30), _env("ACCEPT_CONNECTIONS", 32)
     print(f"==> accept benchmark: wrk, {connections} connections, {seconds} s (after a 10 s warm-up)",
           flush=True)
@@ -145,9 +145,15 @@ def _accept(platform, app: str, key: str) -> None:
         print("gateway stopped for this run: sends pile up in herald.send.high (purged afterwards)")
         platform.stop_gateways()
     _wrk(app, key, connections, "10")
+    cpu_before = {name: fanout.proc_cpu_seconds(pid) for name, pid in pids.items()}
     report = _wrk(app, key, connections, seconds).splitlines()
+    cpu = {name: fanout.proc_cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
     first = next(i for i, line in enumerate(report) if line.strip().startswith("requests "))
     print("\n".join(report[first:]))
+    requests = int(report[first].split()[1])
+    # CPU per request is far steadier than the rate on a shared machine.
+    print("  cpu per request: " + ", ".join(f"{name} {seconds / requests * 1e6:.0f} µs" for name, seconds in cpu.items())
+          + f" (total {sum(cpu.values()) / requests * 1e6:.0f} µs)")
     print(f"  load average after: {_load_average()}")
     if not pipeline:
         platform.rabbit.purge(["herald.send.high"])
@@ -188,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         if "cm-delivery" in selected:
             _cm_delivery(app.app, app.api_key)
         if "accept" in selected:
-            _accept(platform, app.app, app.api_key)
+            _accept(platform, app.app, app.api_key,
+                    {name: pids[name] for name in ("dispatcher", "redis", "rabbitmq")})
         if "import" in selected:
             _import(app.app, app.api_key, ",".join(f"{name}={pids[name]}" for name in ("dispatcher", "redis")))
     except PlatformError as error:
