@@ -12,6 +12,7 @@ import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.dispatcher.schedule.TimeZones;
 import dev.herald.store.device.Device;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.device.Registration;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttAddresses;
 import jakarta.validation.constraints.NotNull;
@@ -86,6 +87,14 @@ public class DeviceController {
 
     @PutMapping("/v1/apps/{appId}/devices/{deviceId}")
     DeviceResponse register(AuthenticatedApp app, @PathVariable String deviceId, @RequestBody DeviceRequest request) {
+        Registration device = registration(deviceId, request, validator);
+        await(devices.register(app.id(), deviceId, device.channel(), device.token(), device.topics()));
+        await(devices.setTimeZone(app.id(), deviceId, device.timeZone()));
+        return DeviceResponse.of(find(app, deviceId), credentials);
+    }
+
+    /** A device as the API gives it, checked (400 problems) and normalised: the one reading of a registration. */
+    static Registration registration(String deviceId, DeviceRequest request, RequestValidator validator) {
         Ids.deviceId(deviceId);
         validator.validate(request);
         // An MQTT device's "token" is its own id: the gateway routes by it.
@@ -95,9 +104,7 @@ public class DeviceController {
         }
         List<String> topics = request.topics() == null ? List.of() : List.copyOf(new LinkedHashSet<>(request.topics()));
         Optional<String> timeZone = Optional.ofNullable(request.timeZone()).map(zone -> TimeZones.parse("timeZone", zone).getId());
-        await(devices.register(app.id(), deviceId, request.channel(), token, topics));
-        await(devices.setTimeZone(app.id(), deviceId, timeZone));
-        return DeviceResponse.of(find(app, deviceId), credentials);
+        return new Registration(deviceId, request.channel(), token, topics, timeZone);
     }
 
     @GetMapping("/v1/apps/{appId}/devices/{deviceId}")
