@@ -1,4 +1,4 @@
-"""``python -m herald_load bench [fanout|accept|cm-connections|cm-delivery|all]`` (default all):
+"""``python -m herald_load bench [fanout|fanout-webpush|accept|cm-connections|cm-delivery|all]`` (default all):
 Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
 
 Starts the local platform (:mod:`herald_load.localrun`, without the demo) with benchmark settings,
@@ -7,6 +7,9 @@ provisions a fresh app with the sandbox's credentials, then:
 - fanout: N notifications (default 100,000) to N distinct FCM tokens through the whole pipeline,
   API accept -> sandbox receipt, sandbox latency 50 ms. Target: <= 10 s. Cold (services just
   started), then warm (same processes, second run).
+- fanout-webpush: the fan-out with ``WEBPUSH_COUNT`` (10,000) Web Push subscriptions of the
+  sandbox's push service instead of FCM tokens: every push encrypted (RFC 8291), VAPID-signed and
+  decrypted and checked by the sandbox. Same figures; no target of its own (a cold and a warm run).
 - accept: sustained single-token sends to the dispatcher with wrk on the same machine. Target:
   >= 5,000 requests/s, p99 <= 25 ms, no errors. The gateway is stopped during the run (so it
   measures the dispatcher, not the 2 cores it shares with gateway and sandbox), the backlog purged
@@ -23,7 +26,7 @@ provisions a fresh app with the sandbox's credentials, then:
   each; p50/p99 from API accept to device receipt. Target: p99 <= 50 ms. ``CM_TO=tokens`` sends
   to the MQTT target directly instead of to the registered device.
 
-Knobs (environment): ``FANOUT_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
+Knobs (environment): ``FANOUT_COUNT``, ``WEBPUSH_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
 ``CM_HOLD_SECONDS``, ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
 """
@@ -47,7 +50,7 @@ from ..provisioning import Provisioner
 
 SEND_LUA = Path(__file__).with_name("send.lua")
 API = "http://127.0.0.1:8080"
-BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept")
+BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept", "fanout-webpush")
 
 
 def _env(name: str, default: object) -> str:
@@ -80,6 +83,14 @@ def _fanout(app: str, key: str, pids: str) -> None:
         print(f"--- {label}", flush=True)
         fanout.main(["--app", app, "--key", key, "--count", _env("FANOUT_COUNT", 100000),
                      "--pids", pids, "--topic", topic])
+
+
+def _fanout_webpush(app: str, key: str, pids: str) -> None:
+    print(f"==> Web Push fan-out benchmark: {_env('WEBPUSH_COUNT', 10000)} notifications", flush=True)
+    for label, topic in (("cold (Web Push just started)", "webpush-cold"), ("warm (second run)", "webpush-warm")):
+        print(f"--- {label}", flush=True)
+        fanout.main(["--app", app, "--key", key, "--count", _env("WEBPUSH_COUNT", 10000),
+                     "--pids", pids, "--topic", topic, "--channel", "webpush"])
 
 
 def _scheduled(app: str, key: str) -> None:
@@ -173,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         selected = BENCHMARKS if what == "all" else (what,)
         if "fanout" in selected:
             _fanout(app.app, app.api_key, ",".join(f"{name}={pid}" for name, pid in pids.items()))
+        if "fanout-webpush" in selected:
+            _fanout_webpush(app.app, app.api_key, ",".join(f"{name}={pid}" for name, pid in pids.items()))
         if "scheduled" in selected:
             _scheduled(app.app, app.api_key)
         if "cm-connections" in selected:
