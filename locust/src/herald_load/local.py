@@ -342,7 +342,11 @@ class LocalPlatform:
 
     def start_dispatchers(self, count: int, settings: dict[str, object] | None = None) -> None:
         """Starts dispatchers until ``count`` run, and waits for their readiness."""
-        args = {**self._backends(), **(settings or {})}
+        args = {**self._backends(),
+                # Local mode: Web Push subscriptions of the sandbox's push service (http, loopback).
+                "herald.dispatcher.webpush.allow-local": "true",
+                "herald.dispatcher.webpush.allowed-hosts": "127.0.0.1,localhost",
+                **(settings or {})}
         for i in range(len(self.dispatchers) + 1, count + 1):
             self.dispatchers.append(self._await_ready(lambda i=i: self._java_service(
                 "dispatcher", self._name("dispatcher", i), args, self.service_env())))

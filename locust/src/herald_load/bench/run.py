@@ -1,4 +1,4 @@
-"""``python -m herald_load bench [fanout|accept|import|cm-connections|cm-delivery|all]`` (default all):
+"""``python -m herald_load bench [fanout|fanout-webpush|accept|import|cm-connections|cm-delivery|all]`` (default all):
 Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
 
 Starts the local platform (:mod:`herald_load.localrun`, without the demo) with benchmark settings,
@@ -8,6 +8,9 @@ provisions a fresh app with the sandbox's credentials, then:
   API accept -> sandbox receipt, sandbox latency 50 ms. Targets: warm <= 6 s, cold <= 12 s, CPU
   per notification (gateway + dispatcher + Redis + RabbitMQ) <= 50 µs. Cold (services just
   started), then warm (same processes, second run).
+- fanout-webpush: the fan-out with ``WEBPUSH_COUNT`` (10,000) Web Push subscriptions of the
+  sandbox's push service instead of FCM tokens: every push encrypted (RFC 8291), VAPID-signed and
+  decrypted and checked by the sandbox. Same figures; no target of its own (a cold and a warm run).
 - accept: sustained single-token sends to the dispatcher with wrk on the same machine. Target:
   >= 5,000 requests/s, p99 <= 25 ms, no errors. The gateway is stopped during the run (so it
   measures the dispatcher, not the 2 cores it shares with gateway and sandbox), the backlog purged
@@ -37,7 +40,7 @@ and the machine's load, to ``docs/benchmarks.md`` (earlier sections stay for com
 ``BENCH_PORTS=free`` runs a platform of its own on free ports under ``.run/bench`` (stopped at the
 end) instead of the local run's fixed ports, for a machine where those are taken (fan-out only).
 
-Knobs (environment): ``FANOUT_COUNT``, ``SEED_COUNT``, ``IMPORT_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
+Knobs (environment): ``FANOUT_COUNT``, ``SEED_COUNT``, ``IMPORT_COUNT``, ``WEBPUSH_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
 ``CM_HOLD_SECONDS``, ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
 """
@@ -65,7 +68,7 @@ from ..provisioning import Provisioner
 
 SEND_LUA = Path(__file__).with_name("send.lua")
 API = "http://127.0.0.1:8080"
-BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept", "import")
+BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept", "import", "fanout-webpush")
 
 
 def _env(name: str, default: object) -> str:
@@ -131,6 +134,14 @@ def _fanout(platform, app: str, key: str, pids: dict[str, int], profiling: bool)
     baseline = seed.run(["--sandbox", platform.sandbox_url, "--count", _env("SEED_COUNT", 10000)])
     print(f"Herald's warm fan-out: {warm['rate']:.0f} notifications/s = {warm['rate'] / baseline['rate']:.1f} x "
           f"the seed-style sender's {baseline['rate']:.0f}/s", flush=True)
+
+
+def _fanout_webpush(app: str, key: str, pids: str) -> None:
+    print(f"==> Web Push fan-out benchmark: {_env('WEBPUSH_COUNT', 10000)} notifications", flush=True)
+    for label, topic in (("cold (Web Push just started)", "webpush-cold"), ("warm (second run)", "webpush-warm")):
+        print(f"--- {label}", flush=True)
+        fanout.main(["--app", app, "--key", key, "--count", _env("WEBPUSH_COUNT", 10000),
+                     "--pids", pids, "--topic", topic, "--channel", "webpush"])
 
 
 def _scheduled(app: str, key: str) -> None:
@@ -300,6 +311,8 @@ def _run(what: str, profiling: bool) -> int:
         selected = BENCHMARKS if what == "all" else (what,)
         if "fanout" in selected:
             _fanout(platform, app.app, app.api_key, pids, profiling)
+        if "fanout-webpush" in selected:
+            _fanout_webpush(app.app, app.api_key, ",".join(f"{name}={pid}" for name, pid in pids.items()))
         if "scheduled" in selected:
             _scheduled(app.app, app.api_key)
         if "cm-connections" in selected:

@@ -22,6 +22,8 @@ import dev.herald.gateway.mqtt.MqttSender;
 import dev.herald.gateway.quota.DeliveryGate;
 import dev.herald.gateway.quota.Parking;
 import dev.herald.gateway.quota.QuotaMetrics;
+import dev.herald.gateway.webpush.WebPushMetrics;
+import dev.herald.gateway.webpush.WebPushSender;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.StaleTokens;
@@ -127,6 +129,11 @@ public class GatewayConfiguration {
     @Bean
     MqttSender mqttSender(MqttOutbox outbox, ConfirmedPublisher publisher, JsonMapper json) {
         return new MqttSender(outbox, publisher, json);
+    }
+
+    @Bean(destroyMethod = "close")
+    WebPushSender webPushSender(GatewayProperties properties, MeterRegistry registry, JsonMapper json, Clock clock) {
+        return new WebPushSender(properties.webpush(), new WebPushMetrics(registry), json, clock);
     }
 
     @Bean

@@ -12,6 +12,7 @@ import dev.herald.store.app.App;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.app.AppLimits;
 import dev.herald.store.app.AppStore;
+import dev.herald.store.webpush.WebPushCredential;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
@@ -75,9 +76,21 @@ public class AppAdminController {
         }
     }
 
+    /**
+     * An app's own VAPID key pair for Web Push (base64url: the 32-byte private scalar, the 65-byte
+     * public point) and optional {@code sub} contact; or, for a fresh pair made by Herald, only
+     * {@code subject} (or nothing).
+     */
+    public record WebPushRequest(String privateKey, String publicKey, String subject) {
+        @Override
+        public String toString() {
+            return "WebPushRequest[publicKey=" + publicKey + ", subject=" + subject + ", privateKey=***]";
+        }
+    }
+
     /** An app as the admin API shows it: no secrets, only key ids and the public parts of credentials. */
     public record AppView(String id, String name, Instant createdAt, List<KeyView> keys, FcmView fcm, ApnsView apns,
-                          LimitsRequest limits) {
+                          LimitsRequest limits, WebPushView webpush) {
         static AppView of(App app) {
             return new AppView(app.id(), app.name(), app.createdAt(),
                     app.keys().stream().map(k -> new KeyView(k.keyId(), k.createdAt()))
@@ -86,7 +99,15 @@ public class AppAdminController {
                             app.credentialsSetAt().get("fcm"))).orElse(null),
                     app.apns().map(a -> new ApnsView(a.keyId(), a.teamId(), a.topic(), a.environment(),
                             CredentialFingerprints.of(a.p8()), app.credentialsSetAt().get("apns"))).orElse(null),
-                    LimitsRequest.of(app.limits()));
+                    LimitsRequest.of(app.limits()),
+                    app.webpush().map(WebPushView::of).orElse(null));
+        }
+    }
+
+    /** The public half of the app's VAPID key pair (the browser's {@code applicationServerKey}) and its subject. */
+    public record WebPushView(String publicKey, String subject) {
+        static WebPushView of(WebPushCredential credential) {
+            return new WebPushView(credential.publicKey(), credential.subject());
         }
     }
 
@@ -190,6 +211,46 @@ public class AppAdminController {
         return ResponseEntity.noContent().build();
     }
 
+    /** Uploads the app's own VAPID key pair (e.g. the one its web pages already subscribe with). */
+    @PutMapping("/v1/apps/{appId}/credentials/webpush")
+    WebPushView setWebPush(@PathVariable String appId, @RequestBody WebPushRequest request) {
+        Ids.appId(appId);
+        WebPushCredential credential;
+        try {
+            credential = WebPushCredential.checked(request.privateKey(), request.publicKey(), request.subject());
+        } catch (IllegalArgumentException e) {
+            String[] fieldAndMessage = e.getMessage().split(": ", 2);
+            throw Problems.invalidField(fieldAndMessage[0], fieldAndMessage[1]);
+        }
+        return storeWebPush(appId, credential, "uploaded");
+    }
+
+    /**
+     * Makes a fresh VAPID key pair for the app (every app gets one at creation; this replaces it).
+     * Browsers subscribed with the old public key must subscribe again.
+     */
+    @PostMapping("/v1/apps/{appId}/credentials/webpush")
+    WebPushView generateWebPush(@PathVariable String appId, @RequestBody(required = false) WebPushRequest request) {
+        Ids.appId(appId);
+        String subject = request == null ? null : request.subject();
+        if (request != null && (request.privateKey() != null || request.publicKey() != null)) {
+            throw Problems.invalidField("privateKey", "is not taken here: upload a key pair with PUT");
+        }
+        if (subject != null && !subject.startsWith("mailto:") && !subject.startsWith("https://")) {
+            throw Problems.invalidField("subject", "must be a mailto: or https: URI");
+        }
+        return storeWebPush(appId, WebPushCredential.generate(subject), "generated");
+    }
+
+    private WebPushView storeWebPush(String appId, WebPushCredential credential, String how) {
+        if (!await(store.setWebPush(appId, credential))) {
+            throw unknownApp(appId);
+        }
+        changed(appId);
+        log.info("app {}: VAPID key pair {} (public key {})", appId, how, credential.publicKey());
+        return WebPushView.of(credential);
+    }
+
     /** Replaces the app's rate limits (provider quotas for the gateway, the API rate here). */
     @PutMapping("/v1/apps/{appId}/limits")
     LimitsRequest setLimits(@PathVariable String appId, @RequestBody LimitsRequest request) {
@@ -207,8 +268,8 @@ public class AppAdminController {
     @DeleteMapping("/v1/apps/{appId}/credentials/{provider}")
     ResponseEntity<Void> clearCredential(@PathVariable String appId, @PathVariable String provider) {
         Ids.appId(appId);
-        if (!"fcm".equals(provider) && !"apns".equals(provider)) {
-            throw Problems.invalidField("provider", "must be one of [fcm, apns]");
+        if (!"fcm".equals(provider) && !"apns".equals(provider) && !"webpush".equals(provider)) {
+            throw Problems.invalidField("provider", "must be one of [fcm, apns, webpush]");
         }
         if (!await(store.clearCredential(appId, provider))) {
             throw unknownApp(appId);

@@ -51,7 +51,8 @@ public class DeviceImportController {
     static final int MAX_ERRORS = 1000;
 
     /** One line of the import: a device as {@code PUT .../devices/{deviceId}} takes it, with its id. */
-    record ImportLine(String deviceId, Channel channel, String token, List<String> topics, String timeZone) {
+    record ImportLine(String deviceId, Channel channel, String token, List<String> topics, String timeZone,
+                      DeviceController.WebPushSubscriptionJson subscription) {
     }
 
     /**
@@ -65,11 +66,14 @@ public class DeviceImportController {
 
     private final DeviceRegistry devices;
     private final RequestValidator validator;
+    private final WebPushEndpoints endpoints;
     private final ObjectReader lines;
 
-    public DeviceImportController(DeviceRegistry devices, RequestValidator validator, JsonMapper json) {
+    public DeviceImportController(DeviceRegistry devices, RequestValidator validator, WebPushEndpoints endpoints,
+                                  JsonMapper json) {
         this.devices = devices;
         this.validator = validator;
+        this.endpoints = endpoints;
         this.lines = json.readerFor(ImportLine.class);
     }
 
@@ -114,7 +118,8 @@ public class DeviceImportController {
             throw Problems.exception(Problems.malformedJson("the line must be a JSON object"));
         }
         return DeviceController.registration(device.deviceId(),
-                new DeviceRequest(device.channel(), device.token(), device.topics(), device.timeZone()), validator);
+                new DeviceRequest(device.channel(), device.token(), device.topics(), device.timeZone(), device.subscription()),
+                validator, endpoints);
     }
 
     private static Map<String, Object> lineProblem(long line, ProblemDetail problem) {
