@@ -27,7 +27,7 @@ DEVICES = {
     "mt-dead": "flaky99-mt",                # 503 every time: retried, then dead-lettered
     "mt-throttled": "throttled1-mt",        # 429 once: the app paused on FCM, then sent
 }
-THROTTLED = [f"mt-paced-{i}" for i in range(3)]  # a topic send paced to one a second
+THROTTLED = [f"mt-paced-{i}" for i in range(3)]  # a topic send paced to one per 10 s
 # device id -> the name of a browser subscription the sandbox's Web Push service issues (same prefixes).
 BROWSERS = {"mt-browser": "mt-browser", "mt-browser-gone": "unregistered-mt-browser"}  # sent; 410, removed
 FINAL = {"sent", "delivered", "failed", "expired", "cancelled"}
@@ -85,10 +85,10 @@ class MetricsTraffic:
                                                                 "topics": [TOPIC]})
         sent = [Sent(f"to {device}", self._send({"to": {"devices": [device]}, "title": "metrics traffic"}))
                 for device in [*DEVICES, *BROWSERS]]
-        # Paced at one a second with a two-second TTL: the first goes, the next wait (throttled),
-        # and the last expires while it waits.
-        sent.append(Sent("paced topic send", self._send({"to": {"topic": TOPIC}, "title": "paced", "ttl": 2,
-                                                         "throttle": {"perMinute": 60}})))
+        # Paced at one per 10 s with an 8 s TTL: the first goes, the others wait (throttled) and
+        # expire while they wait (the TTL leaves the gateway 8 s to see the message on a busy machine).
+        sent.append(Sent("paced topic send", self._send({"to": {"topic": TOPIC}, "title": "paced", "ttl": 8,
+                                                         "throttle": {"perMinute": 6}})))
         due = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=3)
         sent.append(Sent("scheduled send", self._send({"to": {"devices": [THROTTLED[0]]}, "title": "scheduled",
                                                        "sendAt": due.isoformat(timespec="milliseconds")})))
