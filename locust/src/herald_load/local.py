@@ -256,8 +256,10 @@ class LocalPlatform:
     def _backends(self) -> dict[str, object]:
         # Arguments, not environment: they win over any environment the service is also given
         # (the KEDA scenario's gateways get a Helm release's, which names in-cluster servers).
+        # The sandbox's OAuth token endpoint (a Helm release's config allows Google's only): the
+        # dispatcher refuses a service account naming another host, the gateway will not use one.
         return {"spring.rabbitmq.host": "127.0.0.1", "spring.rabbitmq.port": self.rabbit.port,
-                "herald.redis-uri": self.redis.uri}
+                "herald.redis-uri": self.redis.uri, "herald.fcm-token-hosts": "127.0.0.1,localhost"}
 
     def _command(self, service: str, port: int, args: Mapping[str, object],
                  jvm_options: Iterable[str] | None = None) -> list[str]:
@@ -367,8 +369,6 @@ class LocalPlatform:
             "herald.gateway.apns.sandbox-endpoint": apns,
             "herald.gateway.apns.production-endpoint": apns,
             "herald.gateway.apns.trusted-certificate": self.sandbox.certificate,
-            # The sandbox's OAuth token endpoint (a Helm release's config allows Google's only).
-            "herald.gateway.fcm.allowed-token-hosts": "127.0.0.1,localhost",
             **(settings or {}),
         }
 

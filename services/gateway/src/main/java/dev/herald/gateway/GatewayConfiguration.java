@@ -15,6 +15,7 @@ import dev.herald.gateway.delivery.DeliveryMetrics;
 import dev.herald.gateway.delivery.InFlightLimit;
 import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.gateway.fcm.FcmAccessTokens;
+import dev.herald.store.app.FcmTokenHosts;
 import dev.herald.gateway.fcm.FcmSender;
 import dev.herald.gateway.lifecycle.TokenMetrics;
 import dev.herald.gateway.lifecycle.TokenSweeper;
@@ -106,8 +107,8 @@ public class GatewayConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    FcmSender fcmSender(GatewayProperties properties, JsonMapper json, Clock clock) {
-        return new FcmSender(properties.fcm(), new FcmAccessTokens(clock, properties.fcm().allowedTokenHosts()), json, clock);
+    FcmSender fcmSender(GatewayProperties properties, FcmTokenHosts tokenHosts, JsonMapper json, Clock clock) {
+        return new FcmSender(properties.fcm(), new FcmAccessTokens(clock, tokenHosts), json, clock);
     }
 
     @Bean(destroyMethod = "shutdownGracefully")

@@ -80,14 +80,9 @@ public record GatewayProperties(
      *                       http:// URL is spoken as h2c.
      * @param connections    HTTP/2 connections in the pool; each multiplexes many requests
      * @param requestTimeout time allowed for one request before it counts as a transport failure
-     * @param allowedTokenHosts hosts a service account's {@code token_uri} may name. The gateway
-     *                       POSTs a signed assertion there, and the service account comes from a
-     *                       tenant: without this list a tenant could make the gateway call any
-     *                       internal address. Google's (the {@code sandbox} profile adds loopback).
      */
     public record Fcm(@DefaultValue("https://fcm.googleapis.com") URI endpoint, @DefaultValue("4") int connections,
-                      @DefaultValue("10s") Duration requestTimeout,
-                      @DefaultValue("oauth2.googleapis.com") java.util.List<String> allowedTokenHosts) {
+                      @DefaultValue("10s") Duration requestTimeout) {
     }
 
     /**

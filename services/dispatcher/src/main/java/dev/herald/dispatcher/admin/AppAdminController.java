@@ -13,6 +13,7 @@ import dev.herald.store.app.AppCache;
 import dev.herald.store.app.AppLimits;
 import dev.herald.store.app.AppStore;
 import dev.herald.store.webpush.WebPushCredential;
+import dev.herald.store.app.FcmTokenHosts;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
@@ -139,9 +140,11 @@ public class AppAdminController {
     private final ApiKeyIndex keyIndex;
     private final RequestValidator validator;
     private final JsonMapper json;
+    private final FcmTokenHosts tokenHosts;
 
     public AppAdminController(AppStore store, AppCache cache, ApiKeyIndex keyIndex, RequestValidator validator,
-                              JsonMapper json) {
+                              JsonMapper json, FcmTokenHosts tokenHosts) {
+        this.tokenHosts = tokenHosts;
         this.store = store;
         this.cache = cache;
         this.keyIndex = keyIndex;
@@ -191,7 +194,7 @@ public class AppAdminController {
     @PutMapping("/v1/apps/{appId}/credentials/fcm")
     ResponseEntity<Void> setFcm(@PathVariable String appId, @RequestBody FcmRequest request) {
         Ids.appId(appId);
-        if (!await(store.setFcm(appId, CredentialChecks.fcm(request.serviceAccount(), json)))) {
+        if (!await(store.setFcm(appId, CredentialChecks.fcm(request.serviceAccount(), tokenHosts, json)))) {
             throw unknownApp(appId);
         }
         changed(appId);
@@ -265,12 +268,27 @@ public class AppAdminController {
         return LimitsRequest.of(limits);
     }
 
-    @DeleteMapping("/v1/apps/{appId}/credentials/{provider}")
-    ResponseEntity<Void> clearCredential(@PathVariable String appId, @PathVariable String provider) {
+    @DeleteMapping("/v1/apps/{appId}/credentials/fcm")
+    ResponseEntity<Void> clearFcm(@PathVariable String appId) {
+        return clearCredential(appId, "fcm");
+    }
+
+    @DeleteMapping("/v1/apps/{appId}/credentials/apns")
+    ResponseEntity<Void> clearApns(@PathVariable String appId) {
+        return clearCredential(appId, "apns");
+    }
+
+    @DeleteMapping("/v1/apps/{appId}/credentials/webpush")
+    ResponseEntity<Void> clearWebPush(@PathVariable String appId) {
+        return clearCredential(appId, "webpush");
+    }
+
+    /**
+     * One path per provider (not {@code credentials/{provider}}), so that {@code OPTIONS} and
+     * {@code Allow} on a credential's path list exactly the methods its document entry has.
+     */
+    private ResponseEntity<Void> clearCredential(String appId, String provider) {
         Ids.appId(appId);
-        if (!"fcm".equals(provider) && !"apns".equals(provider) && !"webpush".equals(provider)) {
-            throw Problems.invalidField("provider", "must be one of [fcm, apns, webpush]");
-        }
         if (!await(store.clearCredential(appId, provider))) {
             throw unknownApp(appId);
         }
