@@ -164,11 +164,20 @@ public final class MessageStatusStore {
     }
 
     private CompletableFuture<Long> countForApp(String appId, String field, String reason, String tokenRemoved) {
-        long now = clock.millis();
-        String[] keys = {RedisKeys.appStats(appId), RedisKeys.appStatsMinute(appId, now / MINUTE.toMillis()),
-            RedisKeys.appStatsHour(appId, now / HOUR.toMillis())};
-        return functions.call(Function.STATS_COUNT, ScriptOutputType.INTEGER, keys, field, reason, tokenRemoved,
-                String.valueOf(MINUTE_BUCKETS_KEPT.toSeconds()), String.valueOf(HOUR_BUCKETS_KEPT.toSeconds()));
+        return functions.call(Function.STATS_COUNT, ScriptOutputType.INTEGER, appStatsKeys(appId, clock.millis()),
+                field, reason, tokenRemoved, String.valueOf(MINUTE_BUCKETS_KEPT.toSeconds()),
+                String.valueOf(HOUR_BUCKETS_KEPT.toSeconds()));
+    }
+
+    /** Where an app's outcomes are counted at {@code nowMillis}: its totals, that minute's and that hour's bucket. */
+    static String[] appStatsKeys(String appId, long nowMillis) {
+        return new String[] {RedisKeys.appStats(appId), RedisKeys.appStatsMinute(appId, nowMillis / MINUTE.toMillis()),
+            RedisKeys.appStatsHour(appId, nowMillis / HOUR.toMillis())};
+    }
+
+    /** How long the minute and the hour buckets of {@link #appStatsKeys} are kept, in seconds. */
+    static String[] bucketTtlSeconds() {
+        return new String[] {String.valueOf(MINUTE_BUCKETS_KEPT.toSeconds()), String.valueOf(HOUR_BUCKETS_KEPT.toSeconds())};
     }
 
     /**

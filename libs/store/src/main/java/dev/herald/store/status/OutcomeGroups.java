@@ -137,13 +137,13 @@ final class OutcomeGroups {
             }
         }
         return CompletableFuture.allOf(byApp.entrySet().stream().map(app -> {
-            List<String> args = new ArrayList<>();
+            List<String> args = new ArrayList<>(List.of(MessageStatusStore.bucketTtlSeconds()));
             app.getValue().forEach((field, increment) -> {
                 args.add(field);
                 args.add(String.valueOf(increment));
             });
             return functions.<Long>call(Function.STATS_ADD, ScriptOutputType.INTEGER,
-                    new String[] {RedisKeys.appStats(app.getKey())}, args.toArray(String[]::new));
+                    MessageStatusStore.appStatsKeys(app.getKey(), clock.millis()), args.toArray(String[]::new));
         }).toArray(CompletableFuture[]::new));
     }
 }
