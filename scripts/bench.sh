@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
-#   scripts/bench.sh [fanout|scheduled|accept|cm-connections|cm-delivery|all]   (default all)
+#   scripts/bench.sh [fanout|scheduled|accept|cm-connections|cm-delivery|all|soak]   (default all; soak: 30 min)
 # Starts the local platform (as scripts/run-local.sh does, without the demo) with benchmark
 # settings and runs them: python3 -m herald_load bench (locust/src/herald_load/bench/run.py says
 # what each measures, its target and its knobs: FANOUT_COUNT, SCHEDULED_COUNT, SCHEDULED_ZONES, ACCEPT_SECONDS, ACCEPT_CONNECTIONS,

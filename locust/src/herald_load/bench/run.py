@@ -1,4 +1,4 @@
-"""``python -m herald_load bench [fanout|accept|cm-connections|cm-delivery|all]`` (default all):
+"""``python -m herald_load bench [fanout|accept|cm-connections|cm-delivery|all|soak]`` (default all):
 Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
 
 Starts the local platform (:mod:`herald_load.localrun`, without the demo) with benchmark settings,
@@ -23,6 +23,10 @@ provisions a fresh app with the sandbox's credentials, then:
   each; p50/p99 from API accept to device receipt. Target: p99 <= 50 ms. ``CM_TO=tokens`` sends
   to the MQTT target directly instead of to the registered device.
 
+- soak (not part of all: 30 minutes): :mod:`herald_load.bench.soak`, on a platform of its own on
+  free ports; mixed load at a steady rate, per-minute heap/RSS/files/threads/permits, fails if any
+  grows without bound (``SOAK_MINUTES`` and the other ``SOAK_*`` knobs there).
+
 Knobs (environment): ``FANOUT_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
 ``CM_HOLD_SECONDS``, ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
@@ -40,7 +44,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import fanout, mqtt, scheduled
+from . import fanout, mqtt, scheduled, soak
 from ..localrun import local_platform, start
 from ..processes import PlatformError
 from ..provisioning import Provisioner
@@ -149,8 +153,10 @@ def _accept(platform, app: str, key: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m herald_load bench",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", nargs="?", choices=[*BENCHMARKS, "all"], default="all")
+    parser.add_argument("what", nargs="?", choices=[*BENCHMARKS, "all", "soak"], default="all")
     what = parser.parse_args(argv).what
+    if what == "soak":
+        return soak.main()
     _gateway_settings(what)
     platform = local_platform()
     try:
