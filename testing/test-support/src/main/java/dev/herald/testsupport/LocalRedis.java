@@ -55,7 +55,9 @@ public final class LocalRedis {
             String host = "127.0.0.1";
             if (namespace != null) {
                 host = namespace.address();
-                command.addAll(List.of("--bind", host)); // the last bind wins over the pinned loopback one
+                // The last bind wins over the pinned loopback one; protected mode would refuse every
+                // client from outside the namespace (no password: only the test's own reach it).
+                command.addAll(List.of("--bind", host, "--protected-mode", "no"));
                 command = namespace.command(command);
             }
             return new LocalRedis(host, port, command, dir);
@@ -71,12 +73,14 @@ public final class LocalRedis {
     }
 
     /**
-     * Kills the server (SIGKILL, as a crash would) and starts it again on the same port: the pinned
-     * settings keep an append-only file, which Redis writes before it answers a command, so the
-     * new process loads everything the old one acknowledged (functions included).
+     * Stops the server (SIGTERM, as a rolling restart or an evicted pod would) and starts it again
+     * on the same port: the pinned settings keep an append-only file, flushed on shutdown, so the
+     * new process loads everything the old one acknowledged (functions included). A crash instead
+     * (SIGKILL) can lose the last second or two of writes: appendfsync everysec postpones a write
+     * while the previous fsync is still running (BrokerAndCacheFaultsIT saw one batch's outcomes lost).
      */
     public synchronized void restart() {
-        process.killTree();
+        process.close();
         process = startProcess();
     }
 
