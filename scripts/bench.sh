@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
-#   scripts/bench.sh [fanout|fanout-webpush|scheduled|accept|import|cm-connections|cm-delivery|all] [--profile] [--record]   (default all)
+#   scripts/bench.sh [fanout|fanout-webpush|scheduled|accept|import|cm-connections|cm-delivery|all|soak] [--profile] [--record]   (default all; soak: 30 min)
 #   --profile: JFR + Redis command statistics over the warm fan-out, top-frame tables in docs/perf/
 #   --record:  append the run's output (dated, commit, load) to docs/benchmarks.md
 #   BENCH_PORTS=free: a platform of its own on free ports, stopped at the end (fan-out only)

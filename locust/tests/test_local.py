@@ -67,7 +67,7 @@ def test_a_load_run_uses_free_ports_and_numbered_replicas_without_pid_files(tmp_
 
 def test_redis_and_rabbitmq_start_with_the_pinned_settings_the_java_tests_read(tmp_path):
     settings = pinned_settings()
-    assert settings["redis.save"] == "" and settings["redis.appendonly"] == "no"
+    assert settings["redis.save"] == "" and settings["redis.appendonly"] == "yes"
 
     redis = Redis(tmp_path / "redis", tmp_path / "redis.log", fixed_ports=True)
     command = redis.command()

@@ -160,8 +160,13 @@ def heap_used_bytes(pid):
     jcmd(pid, "GC.run")
     time.sleep(1)
     info = jcmd(pid, "GC.heap_info")
-    match = re.search(r"used (\d+)K", info)
-    return int(match.group(1)) * 1024
+    # One "total ..K, used ..K" line per generation (Serial, Parallel: young and old) or for the
+    # whole heap (G1); Metaspace's lines have no "total". The first line alone is the young
+    # generation under the local run's SerialGC, all but empty after a full GC.
+    used = [int(k) for k in re.findall(r"total \d+K, used (\d+)K", info)]
+    if not used:
+        raise RuntimeError(f"no heap figures in jcmd GC.heap_info of {pid}: {info}")
+    return sum(used) * 1024
 
 
 def rss_bytes(pid):

@@ -1,4 +1,4 @@
-"""``python -m herald_load bench [fanout|fanout-webpush|accept|import|cm-connections|cm-delivery|all]`` (default all):
+"""``python -m herald_load bench [fanout|fanout-webpush|accept|import|cm-connections|cm-delivery|all|soak]`` (default all):
 Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
 
 Starts the local platform (:mod:`herald_load.localrun`, without the demo) with benchmark settings,
@@ -30,6 +30,10 @@ provisions a fresh app with the sandbox's credentials, then:
   each; p50/p99 from API accept to device receipt. Target: p99 <= 50 ms. ``CM_TO=tokens`` sends
   to the MQTT target directly instead of to the registered device.
 
+- soak (not part of all: 30 minutes): :mod:`herald_load.bench.soak`, on a platform of its own on
+  free ports; mixed load at a steady rate, per-minute heap/RSS/files/threads/permits, fails if any
+  grows without bound (``SOAK_MINUTES`` and the other ``SOAK_*`` knobs there).
+
 Fan-out also prints CPU µs per notification per process (from /proc over the measured window)
 and runs the seed-style sender (:mod:`herald_load.bench.seed`: 50 threads, a blocking HTTP client,
 one request per notification; ``SEED_COUNT`` notifications, default 10,000) against the same
@@ -60,7 +64,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import fanout, imports, mqtt, profile, scheduled, seed
+from . import fanout, imports, mqtt, profile, scheduled, seed, soak
 from ..local import LocalPlatform
 from ..localrun import build, local_platform, run_dir, start
 from ..processes import PlatformError
@@ -222,13 +226,15 @@ def _accept(platform, app: str, key: str, pids: dict[str, int]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m herald_load bench",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", nargs="?", choices=[*BENCHMARKS, "all"], default="all")
+    parser.add_argument("what", nargs="?", choices=[*BENCHMARKS, "all", "soak"], default="all")
     parser.add_argument("--profile", action="store_true",
                         help="fan-out: JFR and Redis command statistics over the warm run, tables to docs/perf/")
     parser.add_argument("--record", action="store_true",
                         help="append this run's output to docs/benchmarks.md (dated, with commit and load)")
     options = parser.parse_args(argv)
     what = options.what
+    if what == "soak":
+        return soak.main()
     if not options.record:
         return _run(what, options.profile)
     tee = _Tee(sys.stdout)

@@ -1,6 +1,7 @@
 package dev.herald.gateway;
 
 import dev.herald.contract.amqp.ConfirmedPublisher;
+import dev.herald.gateway.apns.ApnsClientMetrics;
 import dev.herald.gateway.apns.ApnsClientPool;
 import dev.herald.gateway.apns.ApnsSender;
 import dev.herald.gateway.audience.AudienceExpander;
@@ -35,6 +36,7 @@ import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import java.time.Clock;
@@ -117,9 +119,14 @@ public class GatewayConfiguration {
         return new NioEventLoopGroup(2);
     }
 
+    @Bean
+    MeterFilter apnsClientMetricNames() {
+        return ApnsClientMetrics.names();
+    }
+
     @Bean(destroyMethod = "close")
-    ApnsClientPool apnsClientPool(GatewayProperties properties, EventLoopGroup apnsEventLoops) {
-        return new ApnsClientPool(properties.apns(), apnsEventLoops);
+    ApnsClientPool apnsClientPool(GatewayProperties properties, EventLoopGroup apnsEventLoops, MeterRegistry registry) {
+        return new ApnsClientPool(properties.apns(), apnsEventLoops, ApnsClientMetrics.listener(registry));
     }
 
     @Bean

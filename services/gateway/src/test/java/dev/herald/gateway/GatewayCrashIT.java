@@ -4,58 +4,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
-import dev.herald.contract.Channel;
-import dev.herald.contract.Notification;
-import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
-import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
-import dev.herald.store.app.AppStore;
-import dev.herald.store.app.FcmCredential;
-import dev.herald.store.crypto.CredentialCipher;
-import dev.herald.store.redis.HeraldFunctions;
-import dev.herald.store.redis.RedisLink;
 import dev.herald.store.status.MessageStatus;
-import dev.herald.store.status.MessageStatusStore;
-import dev.herald.sandbox.ProviderSandbox;
 import dev.herald.sandbox.counts.Stats;
 import dev.herald.sandbox.faults.FaultsUpdate;
-import dev.herald.testsupport.FreePorts;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
 import dev.herald.testsupport.ServerProcess;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.function.Consumer;
-import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.slf4j.LoggerFactory;
-import org.springframework.amqp.core.Message;
-import org.springframework.amqp.core.MessageDeliveryMode;
-import org.springframework.amqp.core.MessageProperties;
-import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
-import org.springframework.amqp.rabbit.core.RabbitTemplate;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The gateway as a real process, stopped mid-stream and started again: no work is lost, every
@@ -67,7 +37,7 @@ class GatewayCrashIT {
     private static final int MESSAGES = 20;
     private static final int TARGETS_PER_MESSAGE = 250;
     private static final int TOTAL = MESSAGES * TARGETS_PER_MESSAGE;
-    private static final int MAX_IN_FLIGHT = 64;
+    private static final int MAX_IN_FLIGHT = FaultRun.MAX_IN_FLIGHT;
     /** Sandbox acceptances after which the gateway is stopped: well into the run, far from its end. */
     private static final int STOP_AFTER_ACCEPTED = 1_000;
     /** Scale-down case: many small batches, a slow provider and a large prefetch, so the stopped replica holds a lot. */
@@ -77,50 +47,25 @@ class GatewayCrashIT {
     private static final long SLOW_SANDBOX_MS = 500;
     private static final int SCALE_DOWN_STOP_AFTER_ACCEPTED = 100;
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static RedisLink redis;
-    private static AppStore apps;
-    private static MessageStatusStore status;
-    private static CachingConnectionFactory rabbitConnections;
-    private static RabbitTemplate rabbit;
-
-    private ProviderSandbox sandbox;
-    private Path workDir;
-    private final List<ServerProcess> gateways = new ArrayList<>();
+    private FaultRun run;
 
     @BeforeAll
-    static void connect() {
+    static void quietLogs() {
         // No Spring context in this JVM sets up logging; keep the sandbox's Netty/Spring chatter out,
         // and the connection resets a killed gateway leaves at the sandbox (expected here).
         ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(Level.WARN);
         ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.netty.channel.DefaultChannelPipeline")).setLevel(Level.ERROR);
-        redis = RedisLink.connect(LocalRedis.get().uri(), false);
-        HeraldFunctions functions = new HeraldFunctions(redis.async());
-        apps = new AppStore(redis.async(), functions, new CredentialCipher(CRYPTO_KEY), Clock.systemUTC());
-        status = new MessageStatusStore(redis.async(), functions, Duration.ofHours(1), Clock.systemUTC());
-        rabbitConnections = new CachingConnectionFactory(LocalRabbit.get().host(), LocalRabbit.get().port());
-        rabbitConnections.setPublisherConfirmType(CachingConnectionFactory.ConfirmType.SIMPLE);
-        rabbit = new RabbitTemplate(rabbitConnections);
-        rabbit.setMandatory(true);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        rabbitConnections.destroy();
-        redis.close();
     }
 
     @BeforeEach
     void startSandbox(TestInfo test) throws IOException {
-        sandbox = ProviderSandbox.start("--herald.sandbox.faults.latency-ms=50");
-        workDir = Files.createDirectories(Path.of("target", "gateway-crash-it",
-                test.getTestMethod().orElseThrow().getName() + "-" + System.currentTimeMillis()));
+        run = new FaultRun("gateway-crash-" + test.getTestMethod().orElseThrow().getName(),
+                LocalRabbit.get().host() + ":" + LocalRabbit.get().port(), LocalRedis.get().uri());
     }
 
     @AfterEach
     void stopEverything() {
-        gateways.forEach(ServerProcess::close);
-        sandbox.close();
+        run.close();
     }
 
     @Test
@@ -188,7 +133,7 @@ class GatewayCrashIT {
     @Test
     void aGatewayStoppedWhileHoldingManyDeliveriesLeavesNoneToBeSentAgainByAnother() {
         Instant start = Instant.now();
-        sandbox.faults().update(new FaultsUpdate(SLOW_SANDBOX_MS, null, null, null, null));
+        run.sandbox().faults().update(new FaultsUpdate(SLOW_SANDBOX_MS, null, null, null, null));
         ServerProcess stopping = startGateway("gateway-stopping", "--herald.gateway.prefetch=" + STOPPING_PREFETCH);
         ServerProcess other = startGateway("gateway-other");
         List<PushBatch> work = publishWork(SCALE_DOWN_MESSAGES, SCALE_DOWN_TARGETS_PER_MESSAGE);
@@ -196,20 +141,20 @@ class GatewayCrashIT {
         // The stopping replica holds up to 2 consumers x prefetch batches; stop it once it is under way.
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
                 .failFast("gateway exited", () -> !stopping.isAlive())
-                .until(() -> sandbox.counts().stats().accepted() >= SCALE_DOWN_STOP_AFTER_ACCEPTED);
+                .until(() -> run.sandbox().counts().stats().accepted() >= SCALE_DOWN_STOP_AFTER_ACCEPTED);
         long before = System.nanoTime();
         stopping.close(); // SIGTERM
         long shutdownMillis = Duration.ofNanos(System.nanoTime() - before).toMillis();
         assertThat(stopping.waitForExit()).as("exit status after SIGTERM; log: %s", stopping.log()).isEqualTo(143);
         int total = SCALE_DOWN_MESSAGES * SCALE_DOWN_TARGETS_PER_MESSAGE;
-        Stats atStop = sandbox.counts().stats();
+        Stats atStop = run.sandbox().counts().stats();
         assertThat(atStop.accepted()).as("accepted by the sandbox when the gateway had stopped").isLessThan(total);
         assertThat(other.isAlive()).isTrue();
 
         await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(200))
                 .failFast("other gateway exited", () -> !other.isAlive())
                 .until(() -> statuses(work).stream().allMatch(s -> s.completedAt() != null));
-        Stats end = sandbox.counts().stats();
+        Stats end = run.sandbox().counts().stats();
         System.out.printf("GatewayCrashIT scale-down: shutdown took %d ms, accepted at stop %d of %d, duplicates %d, "
                 + "test took %d s%n", shutdownMillis, atStop.accepted(), total, end.duplicates(),
                 Duration.between(start, Instant.now()).toSeconds());
@@ -218,50 +163,14 @@ class GatewayCrashIT {
             assertThat(done.sent()).as("targets counted sent in %s", done.id()).isEqualTo(SCALE_DOWN_TARGETS_PER_MESSAGE);
         });
         List<String> receivedTwice = work.stream().flatMap(batch -> batch.targets().stream())
-                .map(Target::token).filter(token -> sandbox.counts().received(token).fcm() != 1).toList();
+                .map(Target::token).filter(token -> run.sandbox().counts().received(token).fcm() != 1).toList();
         assertThat(receivedTwice).as("tokens not received exactly once (%d duplicates)", end.duplicates()).isEmpty();
         assertThat(end.duplicates()).isZero();
         assertThat(end.distinctTokens()).isEqualTo(total);
     }
 
-    /** Starts a gateway from the exec jar and waits until it reports ready. */
     private ServerProcess startGateway(String name, String... extraArgs) {
-        int port = FreePorts.next();
-        String java = ProcessHandle.current().info().command().orElseThrow();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-jar", execJar().toString(),
-                "--server.port=" + port,
-                "--spring.profiles.active=sandbox",
-                "--spring.rabbitmq.port=" + LocalRabbit.get().port(),
-                "--herald.redis-uri=" + LocalRedis.get().uri(),
-                "--herald.crypto-key=" + CRYPTO_KEY,
-                "--herald.gateway.fcm.endpoint=" + sandbox.fcmEndpoint(),
-                "--herald.gateway.apns.sandbox-endpoint=" + sandbox.apnsEndpoint(),
-                "--herald.gateway.apns.production-endpoint=" + sandbox.apnsEndpoint(),
-                "--herald.gateway.apns.trusted-certificate=" + sandbox.apnsCertificate(),
-                "--herald.gateway.max-in-flight=" + MAX_IN_FLIGHT));
-        command.addAll(List.of(extraArgs));
-        ServerProcess gateway = ServerProcess.start(name, command, Map.of(), workDir);
-        gateways.add(gateway);
-        return gateway.awaitReady(() -> ready(port), Duration.ofSeconds(90));
-    }
-
-    private static Path execJar() {
-        Path jar = Path.of(System.getProperty("herald.gateway.exec-jar", "target/gateway-0.1.0-SNAPSHOT-exec.jar"));
-        assertThat(jar).as("gateway exec jar (built by mvn package)").isRegularFile();
-        return jar.toAbsolutePath();
-    }
-
-    private static boolean ready(int port) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/health/readiness"))
-                .timeout(Duration.ofSeconds(2)).GET().build();
-        try (HttpClient client = HttpClient.newHttpClient()) {
-            return client.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return run.startGateway(name, extraArgs);
     }
 
     /** One app, {@value #MESSAGES} messages of {@value #TARGETS_PER_MESSAGE} distinct FCM tokens each, all confirmed queued. */
@@ -270,37 +179,7 @@ class GatewayCrashIT {
     }
 
     private List<PushBatch> publishWork(int messages, int targetsPerMessage) {
-        String appId = "crash-" + UUID.randomUUID();
-        apps.create(appId, "Crash test").join();
-        Map<String, Object> account = sandbox.demoServiceAccount();
-        apps.setFcm(appId, new FcmCredential(JSON.writeValueAsString(account), (String) account.get("project_id"),
-                (String) account.get("client_email"))).join();
-        Instant now = Instant.now();
-        List<PushBatch> work = IntStream.range(0, messages).mapToObj(m -> {
-            String messageId = UUID.randomUUID().toString();
-            List<Target> targets = IntStream.range(0, targetsPerMessage)
-                    .mapToObj(t -> new Target(Channel.fcm, "crash-" + m + "-" + t + "-" + messageId, null)).toList();
-            return new PushBatch(messageId, appId, 0, Priority.normal,
-                    new Notification("Hello", "World", Map.of("k", "v"), Map.of()), null, now, now.plusSeconds(600), targets);
-        }).toList();
-        for (PushBatch batch : work) {
-            status.accepted(batch.messageId(), appId, Optional.of(batch.targets().size()), batch.acceptedAt()).join();
-        }
-        rabbit.invoke(template -> {
-            for (PushBatch batch : work) {
-                template.send(Queues.EXCHANGE, Queues.SEND_NORMAL, jsonMessage(batch));
-            }
-            template.waitForConfirmsOrDie(10_000);
-            return null;
-        });
-        return work;
-    }
-
-    private static Message jsonMessage(Object body) {
-        MessageProperties properties = new MessageProperties();
-        properties.setContentType(MessageProperties.CONTENT_TYPE_JSON);
-        properties.setDeliveryMode(MessageDeliveryMode.PERSISTENT);
-        return new Message(JSON.writeValueAsBytes(body), properties);
+        return run.publishWork(messages, targetsPerMessage, 0);
     }
 
     /** What the sandbox had accepted and which targets (message id + target key) were recorded when the gateway stopped. */
@@ -314,15 +193,15 @@ class GatewayCrashIT {
     private AtStop stopWhenWellUnderWay(ServerProcess gateway, List<PushBatch> work, Consumer<ServerProcess> stop) {
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
                 .failFast("gateway exited", () -> !gateway.isAlive())
-                .until(() -> sandbox.counts().stats().accepted() >= STOP_AFTER_ACCEPTED);
+                .until(() -> run.sandbox().counts().stats().accepted() >= STOP_AFTER_ACCEPTED);
         stop.accept(gateway);
         // The only writer of outcomes is gone, so this is exactly what was recorded when it stopped.
         Set<String> recorded = new HashSet<>();
         for (PushBatch batch : work) {
-            status.finished(batch.messageId(), batch.targets().stream().map(Target::key).toList()).join()
+            run.status().finished(batch.messageId(), batch.targets().stream().map(Target::key).toList()).join()
                     .forEach(key -> recorded.add(batch.messageId() + "|" + key));
         }
-        Stats stats = sandbox.counts().stats();
+        Stats stats = run.sandbox().counts().stats();
         // A graceful stop may still finish the batches it holds (at most consumers x prefetch of them).
         assertThat(stats.accepted()).as("accepted by the sandbox when the gateway stopped").isLessThan(TOTAL * 3 / 5);
         assertThat(recorded.size()).as("targets recorded when the gateway stopped").isLessThan(TOTAL * 3 / 5);
@@ -336,15 +215,14 @@ class GatewayCrashIT {
     private record Outcome(Stats sandbox, List<String> sentTwiceThoughRecorded) {
     }
 
-    private static List<MessageStatus> statuses(List<PushBatch> work) {
-        return work.stream().map(batch -> status.find(batch.messageId()).join().orElseThrow()).toList();
+    private List<MessageStatus> statuses(List<PushBatch> work) {
+        return run.statuses(work);
     }
 
     /** Waits for every message to complete, then checks that each target was delivered and counted once. */
     private Outcome awaitAllCompletedAndCheck(List<PushBatch> work, AtStop atStop) {
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
-                .failFast("second gateway exited", () -> !gateways.getLast().isAlive())
-                .until(() -> statuses(work).stream().allMatch(s -> s.completedAt() != null));
+                                .until(() -> statuses(work).stream().allMatch(s -> s.completedAt() != null));
 
         assertThat(statuses(work)).allSatisfy(done -> {
             assertThat(done.state()).as("state of %s", done.id()).isEqualTo("sent");
@@ -353,7 +231,7 @@ class GatewayCrashIT {
             assertThat(done.failed()).isZero();
             assertThat(done.expired()).isZero();
         });
-        Stats end = sandbox.counts().stats();
+        Stats end = run.sandbox().counts().stats();
         assertThat(end.accepted()).as("the second gateway took over").isGreaterThan(atStop.sandbox().accepted());
         assertThat(end.rejected()).isEmpty();
         assertThat(end.distinctTokens()).as("tokens that received the message").isEqualTo(TOTAL);
@@ -361,7 +239,7 @@ class GatewayCrashIT {
         List<String> twiceThoughRecorded = new ArrayList<>();
         for (PushBatch batch : work) {
             for (Target target : batch.targets()) {
-                long received = sandbox.counts().received(target.token()).fcm();
+                long received = run.sandbox().counts().received(target.token()).fcm();
                 assertThat(received).as("deliveries to %s", target.token()).isBetween(1L, 2L);
                 if (received == 2) {
                     twice++;

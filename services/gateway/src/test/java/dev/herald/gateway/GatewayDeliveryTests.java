@@ -172,6 +172,13 @@ class GatewayDeliveryTests {
         assertThat(sandbox.counts().received("f2-" + suffix).fcm()).isEqualTo(1);
         assertThat(sandbox.counts().received("a1-" + suffix).apns()).isEqualTo(1);
         assertThat(status.stats(appId).join().sent()).isEqualTo(3);
+        // Pushy's client metrics, under the gateway's names: the APNs push was written and accepted
+        // on an open connection.
+        assertThat(prometheus.scrape())
+                .containsPattern("herald_gateway_apns_notifications_sent_total\\{[^}]*} [1-9]")
+                .containsPattern("herald_gateway_apns_notifications_accepted_total\\{[^}]*} [1-9]")
+                .containsPattern("herald_gateway_apns_connections_open\\{[^}]*} [1-9]")
+                .contains("herald_gateway_apns_notifications_sent_timer_seconds_count");
     }
 
     @Test

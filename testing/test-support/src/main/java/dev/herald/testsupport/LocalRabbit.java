@@ -10,6 +10,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -56,6 +57,33 @@ public final class LocalRabbit {
     }
 
     public static LocalRabbit start() {
+        return start(null);
+    }
+
+    /**
+     * A private node; with {@code cookie}, that Erlang cookie (nodes of one cluster share theirs).
+     * The ports are free when picked, but the node binds them seconds later (Erlang boots slowly
+     * on a busy machine) and another process can take one meanwhile (NodeLossIT flaked so): a node
+     * that does not come up is started again on fresh ports, up to three times.
+     */
+    static LocalRabbit start(String cookie) {
+        for (int attempt = 1; ; attempt++) {
+            LocalRabbit rabbit = configure(cookie);
+            try {
+                rabbit.startProcess();
+                return rabbit;
+            } catch (IllegalStateException notReady) {
+                rabbit.process.close();
+                if (attempt == 3) {
+                    throw notReady;
+                }
+                System.err.printf("LocalRabbit: node %s did not start (attempt %d), trying fresh ports: %s%n",
+                        rabbit.node, attempt, notReady.getMessage());
+            }
+        }
+    }
+
+    private static LocalRabbit configure(String cookie) {
         try {
             int port = FreePorts.next();
             int management = FreePorts.next();
@@ -63,6 +91,11 @@ public final class LocalRabbit {
             int prometheus = FreePorts.next();
             Path dir = Files.createTempDirectory("herald-rabbit-");
             Files.createDirectories(dir.resolve("home"));
+            if (cookie != null) {
+                Path file = dir.resolve("home").resolve(".erlang.cookie");
+                Files.writeString(file, cookie);
+                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--------"));
+            }
             List<String> config = new ArrayList<>(ServerSettings.rabbitConfig());
             config.addAll(List.of(
                     "listeners.tcp.default = 127.0.0.1:" + port,
@@ -86,9 +119,7 @@ public final class LocalRabbit {
                     "RABBITMQ_ENABLED_PLUGINS_FILE", dir.resolve("enabled_plugins").toString(),
                     "RABBITMQ_PID_FILE", dir.resolve("rabbit.pid").toString()));
             String server = ServerProcess.executable("/usr/lib/rabbitmq/bin/rabbitmq-server");
-            LocalRabbit rabbit = new LocalRabbit(node, port, management, prometheus, dir, List.of(server), env);
-            rabbit.startProcess();
-            return rabbit;
+            return new LocalRabbit(node, port, management, prometheus, dir, List.of(server), env);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -106,6 +137,36 @@ public final class LocalRabbit {
 
     public void restart() {
         startProcess();
+    }
+
+    /** SIGKILL to the node's Erlang VM (its start script's child), as a crashed machine would: no clean shutdown. */
+    public void kill() {
+        process.killTree();
+    }
+
+    /**
+     * Runs rabbitmqctl against this node, e.g. {@code ctl("set_vm_memory_high_watermark", "0")} to
+     * raise its memory alarm; returns its output, failing if it exits non-zero.
+     */
+    public String ctl(String... arguments) {
+        List<String> command = new ArrayList<>(List.of(ServerProcess.executable("/usr/lib/rabbitmq/bin/rabbitmqctl"),
+                "-n", node));
+        command.addAll(List.of(arguments));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).directory(dir.toFile());
+        builder.environment().putAll(env);
+        try {
+            Process ctl = builder.start();
+            String output = new String(ctl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!ctl.waitFor(120, java.util.concurrent.TimeUnit.SECONDS) || ctl.exitValue() != 0) {
+                throw new IllegalStateException("rabbitmqctl " + String.join(" ", arguments) + " failed: " + output);
+            }
+            return output;
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     private boolean amqpOpen() {

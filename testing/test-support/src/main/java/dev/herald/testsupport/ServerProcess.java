@@ -3,6 +3,10 @@ package dev.herald.testsupport;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,6 +67,24 @@ public final class ServerProcess implements AutoCloseable {
         return this;
     }
 
+    /** {@link #awaitReady} on a Spring Boot service's readiness probe ({@code /actuator/health/readiness} answering 200). */
+    public ServerProcess awaitHttpReady(int port, Duration timeout) {
+        HttpRequest readiness = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/health/readiness"))
+                .timeout(Duration.ofSeconds(2)).GET().build();
+        try (HttpClient client = HttpClient.newHttpClient()) {
+            return awaitReady(() -> {
+                try {
+                    return client.send(readiness, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+                } catch (IOException e) {
+                    return false;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }, timeout);
+        }
+    }
+
     public long pid() {
         return process.pid();
     }
@@ -75,6 +97,12 @@ public final class ServerProcess implements AutoCloseable {
     public void kill() {
         process.destroyForcibly();
         waitForExit();
+    }
+
+    /** SIGKILL to the process and all its descendants (a server its start script runs as a child). */
+    public void killTree() {
+        process.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+        kill();
     }
 
     /** SIGTERM, then SIGKILL if it has not exited within 30 s. */

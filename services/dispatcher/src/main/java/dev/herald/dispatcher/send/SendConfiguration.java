@@ -11,6 +11,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import org.slf4j.LoggerFactory;
+import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
@@ -38,6 +39,13 @@ public class SendConfiguration {
     }
 
     @Bean
+    BrokerAlarm brokerAlarm(CachingConnectionFactory connections) {
+        BrokerAlarm alarm = new BrokerAlarm();
+        connections.addConnectionListener(alarm);
+        return alarm;
+    }
+
+    @Bean
     IdempotencyKeys idempotencyKeys(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions,
                                     DispatcherProperties properties) {
         return new IdempotencyKeys(redis, functions, properties.idempotencyTtl());
@@ -51,7 +59,8 @@ public class SendConfiguration {
     @Bean
     SendService sendService(RequestValidator validator, MessageStatusStore status, DeviceRegistry devices,
                             IdempotencyKeys keys, ConfirmedPublisher publisher, SendMetrics metrics,
-                            DispatcherProperties properties, JsonMapper json, Clock clock, SendScheduler scheduler) {
-        return new SendService(validator, status, devices, keys, publisher, metrics, properties, json, clock, scheduler);
+                            DispatcherProperties properties, JsonMapper json, Clock clock, SendScheduler scheduler,
+                            BrokerAlarm alarm) {
+        return new SendService(validator, status, devices, keys, publisher, metrics, properties, json, clock, scheduler, alarm);
     }
 }

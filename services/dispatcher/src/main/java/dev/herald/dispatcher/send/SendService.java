@@ -54,10 +54,12 @@ public final class SendService {
     private final JsonMapper canonical;
     private final Clock clock;
     private final SendScheduler scheduler;
+    private final BrokerAlarm alarm;
 
     public SendService(RequestValidator validator, MessageStatusStore status, DeviceRegistry devices,
                        IdempotencyKeys idempotencyKeys, ConfirmedPublisher publisher, SendMetrics metrics,
-                       DispatcherProperties properties, JsonMapper json, Clock clock, SendScheduler scheduler) {
+                       DispatcherProperties properties, JsonMapper json, Clock clock, SendScheduler scheduler,
+                       BrokerAlarm alarm) {
         this.validator = validator;
         this.status = status;
         this.devices = devices;
@@ -71,6 +73,7 @@ public final class SendService {
                 .build();
         this.clock = clock;
         this.scheduler = scheduler;
+        this.alarm = alarm;
     }
 
     public Accepted send(String appId, SendRequest request, Optional<String> idempotencyKey) {
@@ -156,6 +159,11 @@ public final class SendService {
             throws PublishFailedException {
         long started = System.nanoTime();
         try {
+            Optional<String> blocked = alarm.blocked();
+            if (blocked.isPresent()) {
+                throw new PublishFailedException(PublishFailedException.Reason.blocked,
+                        "RabbitMQ blocks publishing: " + blocked.get(), null);
+            }
             publisher.publishAll(messages, properties.publishTimeout());
         } catch (PublishFailedException e) {
             metrics.failed(e.reason());

@@ -2,6 +2,7 @@ package dev.herald.gateway.apns;
 
 import com.eatthepath.pushy.apns.ApnsClient;
 import com.eatthepath.pushy.apns.ApnsClientBuilder;
+import com.eatthepath.pushy.apns.ApnsClientMetricsListener;
 import com.eatthepath.pushy.apns.auth.ApnsSigningKey;
 import dev.herald.gateway.GatewayProperties;
 import dev.herald.store.app.ApnsCredential;
@@ -33,10 +34,12 @@ public final class ApnsClientPool implements AutoCloseable {
     private final Map<String, Entry> clients = new ConcurrentHashMap<>();
     private final GatewayProperties.Apns config;
     private final EventLoopGroup eventLoops;
+    private final ApnsClientMetricsListener metrics;
 
-    public ApnsClientPool(GatewayProperties.Apns config, EventLoopGroup eventLoops) {
+    public ApnsClientPool(GatewayProperties.Apns config, EventLoopGroup eventLoops, ApnsClientMetricsListener metrics) {
         this.config = config;
         this.eventLoops = eventLoops;
+        this.metrics = metrics;
     }
 
     public ApnsClient client(App app, ApnsCredential credential) {
@@ -64,7 +67,8 @@ public final class ApnsClientPool implements AutoCloseable {
                             new ByteArrayInputStream(credential.p8().getBytes(StandardCharsets.UTF_8)),
                             credential.teamId(), credential.keyId()))
                     .setConcurrentConnections(config.connections())
-                    .setEventLoopGroup(eventLoops);
+                    .setEventLoopGroup(eventLoops)
+                    .setMetricsListener(metrics);
             if (config.trustedCertificate() != null) {
                 builder.setTrustedServerCertificateChain(config.trustedCertificate().toFile());
             }

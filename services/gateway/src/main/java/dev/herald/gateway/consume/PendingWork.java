@@ -10,6 +10,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.amqp.core.Message;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.event.ContextClosedEvent;
 
@@ -23,6 +24,10 @@ import org.springframework.context.event.ContextClosedEvent;
  */
 public final class PendingWork implements ApplicationListener<ContextClosedEvent> {
     private static final Logger log = LoggerFactory.getLogger(PendingWork.class);
+
+    private static final String DELIVERY_COUNT = "x-delivery-count";
+    private static final long FIRST_PAUSE_MS = 1_000;
+    private static final long LONGEST_PAUSE_MS = 15_000;
 
     private final Set<CompletableFuture<Void>> pending = new HashSet<>();
     private final ListenerConsumers consumers;
@@ -38,21 +43,46 @@ public final class PendingWork implements ApplicationListener<ContextClosedEvent
      * Starts a delivery's work and tracks it until its future completes (the container acks then).
      * Once the drain is over the work is not started: the delivery stays unacked and is requeued
      * when the channel closes, for a replica that keeps running.
+     *
+     * <p>Work that fails (Redis or RabbitMQ unavailable, full, or restarting) is handed back for
+     * requeueing only after {@link #requeueDelay}: a requeued delivery comes back at once, and the
+     * quorum queues dead-letter a delivery at its 20th attempt, so without the pause a few seconds
+     * of Redis refusing writes sent whole batches to the dead-letter queue (BrokerAndCacheFaultsIT).
      */
-    public CompletableFuture<Void> track(Supplier<CompletableFuture<Void>> start) {
+    public CompletableFuture<Void> track(Message delivery, Supplier<CompletableFuture<Void>> start) {
+        Duration pause = requeueDelay(delivery);
         CompletableFuture<Void> work;
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("gateway stopping: delivery left to be requeued");
             }
-            work = start.get();
+            work = start.get().exceptionallyCompose(error -> {
+                CompletableFuture<Void> later = new CompletableFuture<>();
+                CompletableFuture.delayedExecutor(pause.toMillis(), TimeUnit.MILLISECONDS)
+                        .execute(() -> later.completeExceptionally(error));
+                return later;
+            });
             pending.add(work);
         }
         // The container adds its ack callback after this one, and a future runs its callbacks latest
         // first: the ack normally goes out before the work counts as done. Should it come after the
         // channel closed, the batch is redelivered and skips the targets already recorded.
-        work.whenComplete((ignored, error) -> remove(work));
+        CompletableFuture<Void> tracked = work;
+        work.whenComplete((ignored, error) -> remove(tracked));
         return work;
+    }
+
+    /**
+     * The pause before a failed delivery goes back to its queue: {@value #FIRST_PAUSE_MS} ms on its
+     * first delivery, doubling with each redelivery (RabbitMQ's {@code x-delivery-count}) up to
+     * {@value #LONGEST_PAUSE_MS} ms. The 20 deliveries a quorum queue allows then span about four
+     * minutes of an outage rather than a fraction of a second.
+     */
+    static Duration requeueDelay(Message delivery) {
+        Object header = delivery.getMessageProperties().getHeader(DELIVERY_COUNT);
+        long redeliveries = header instanceof Number count ? Math.max(0, count.longValue()) : 0;
+        long pause = FIRST_PAUSE_MS << Math.min(redeliveries, 10);
+        return Duration.ofMillis(Math.min(pause, LONGEST_PAUSE_MS));
     }
 
     public synchronized int size() {

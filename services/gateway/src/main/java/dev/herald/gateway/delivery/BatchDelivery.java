@@ -135,6 +135,7 @@ public final class BatchDelivery {
         }
         // A retry comes after a wait during which the message may have been cancelled.
         return Mono.fromFuture(() -> cancels.cancelled(work.batch().messageId()))
+                .retryWhen(RedisOutage.waitedOut())
                 .flatMap(cancelled -> cancelled ? cancel(work.batch(), List.of(work.target().key())) : send(work, attempt));
     }
 
@@ -207,12 +208,14 @@ public final class BatchDelivery {
     private Mono<Void> skip(Work work) {
         metrics.duplicateSkipped();
         return Mono.fromFuture(() -> status.alreadyFinished(work.batch().messageId(), work.batch().appId(),
-                work.batch().batch(), work.target().key()));
+                work.batch().batch(), work.target().key()))
+                .retryWhen(RedisOutage.waitedOut());
     }
 
     private Mono<Void> record(Work work, Outcome outcome) {
         return Mono.fromFuture(() -> status.record(work.batch().messageId(), work.batch().appId(), work.batch().batch(),
                         work.target().key(), outcome))
+                .retryWhen(RedisOutage.waitedOut())
                 .doOnNext(recorded -> {
                     if (recorded) {
                         metrics.outcome(work.target().channel(), outcome);

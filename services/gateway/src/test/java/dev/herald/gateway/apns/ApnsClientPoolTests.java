@@ -6,6 +6,7 @@ import com.eatthepath.pushy.apns.ApnsClient;
 import dev.herald.gateway.GatewayProperties;
 import dev.herald.store.app.ApnsCredential;
 import dev.herald.store.app.App;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.nio.NioEventLoopGroup;
 import java.net.URI;
 import java.security.KeyPairGenerator;
@@ -21,7 +22,8 @@ class ApnsClientPoolTests {
     @SuppressWarnings("deprecation")
     private final NioEventLoopGroup eventLoops = new NioEventLoopGroup(1);
     private final ApnsClientPool pool = new ApnsClientPool(new GatewayProperties.Apns(
-            URI.create("https://127.0.0.1:1"), URI.create("https://127.0.0.1:1"), null, 1), eventLoops);
+            URI.create("https://127.0.0.1:1"), URI.create("https://127.0.0.1:1"), null, 1), eventLoops,
+            ApnsClientMetrics.listener(new SimpleMeterRegistry()));
 
     @AfterEach
     void close() {

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -18,16 +19,8 @@ class InFlightLimitTests {
     void neverRunsMoreThanThePermitsAtOnce() {
         InFlightLimit limit = new InFlightLimit(3);
         AtomicInteger peak = new AtomicInteger();
-        List<Sinks.One<String>> gates = new ArrayList<>();
         List<String> results = new CopyOnWriteArrayList<>();
-        for (int i = 0; i < 10; i++) {
-            Sinks.One<String> gate = Sinks.one();
-            gates.add(gate);
-            limit.run(Priority.normal, Mono.defer(() -> {
-                peak.accumulateAndGet(limit.inFlight(), Math::max);
-                return gate.asMono();
-            })).subscribe(results::add);
-        }
+        List<Sinks.One<String>> gates = runGated(limit, 10, peak, results);
         assertThat(limit.inFlight()).isEqualTo(3);
         assertThat(limit.waiting()).isEqualTo(7);
         for (int i = 0; i < 10; i++) {
@@ -56,6 +49,86 @@ class InFlightLimitTests {
         limit.run(Priority.normal, Mono.error(new IllegalStateException("boom"))).onErrorResume(e -> Mono.empty()).block();
         assertThat(limit.inFlight()).isZero();
         assertThat(limit.run(Priority.normal, Mono.just("ok")).block()).isEqualTo("ok");
+    }
+
+    /**
+     * Waiters cancelled while queued, cancelled in the same instant their permit is handed over,
+     * and runs cancelled while working: afterwards no permit is held, nobody waits, and the full
+     * capacity runs at once again.
+     */
+    @Test
+    void cancelledRunsGiveTheirPermitsBack() {
+        InFlightLimit limit = new InFlightLimit(2);
+        Sinks.One<String> first = Sinks.one();
+        Sinks.One<String> second = Sinks.one();
+        limit.run(Priority.normal, first.asMono()).subscribe();
+        Disposable working = limit.run(Priority.normal, second.asMono()).subscribe();
+        List<Disposable> queued = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            queued.add(limit.run(i % 2 == 0 ? Priority.high : Priority.normal, Mono.just("never")).subscribe());
+        }
+        assertThat(limit.waiting()).isEqualTo(50);
+        queued.forEach(Disposable::dispose);
+        assertThat(limit.waiting()).as("cancelled waiters leave the queue").isZero();
+        assertThat(limit.inFlight()).isEqualTo(2);
+
+        working.dispose();
+        assertThat(limit.inFlight()).as("a run cancelled while working gives its permit back").isEqualTo(1);
+        first.tryEmitValue("done");
+        assertThat(limit.inFlight()).isZero();
+
+        AtomicInteger peak = new AtomicInteger();
+        List<Sinks.One<String>> gates = runGated(limit, 4, peak, new CopyOnWriteArrayList<>());
+        assertThat(limit.inFlight()).as("full capacity after the cancellations").isEqualTo(2);
+        assertThat(limit.waiting()).isEqualTo(2);
+        gates.forEach(gate -> gate.tryEmitValue("ok"));
+        assertThat(peak.get()).isEqualTo(2);
+        assertThat(limit.inFlight()).isZero();
+        assertThat(limit.waiting()).isZero();
+    }
+
+    /** Cancellations racing the releases that hand permits to waiters, from several threads. */
+    @Test
+    void cancellationsRacingReleasesLoseNoPermit() throws InterruptedException {
+        InFlightLimit limit = new InFlightLimit(4);
+        int threads = 4;
+        int runsPerThread = 5_000;
+        AtomicInteger completed = new AtomicInteger();
+        Thread[] workers = new Thread[threads];
+        for (int t = 0; t < threads; t++) {
+            workers[t] = Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < runsPerThread; i++) {
+                    Sinks.One<String> gate = Sinks.one();
+                    Disposable run = limit.run(Priority.normal, gate.asMono()).subscribe(r -> completed.incrementAndGet());
+                    if (i % 2 == 0) {
+                        run.dispose();
+                    } else {
+                        gate.tryEmitValue("ok");
+                        run.dispose();
+                    }
+                }
+            });
+        }
+        for (Thread worker : workers) {
+            worker.join();
+        }
+        assertThat(limit.inFlight()).as("permits held after every run ended").isZero();
+        assertThat(limit.waiting()).isZero();
+        assertThat(limit.run(Priority.normal, Mono.just("ok")).block()).isEqualTo("ok");
+    }
+
+    /** Starts {@code runs} runs, each holding its permit until its gate opens; {@code peak} tracks the most in flight. */
+    private static List<Sinks.One<String>> runGated(InFlightLimit limit, int runs, AtomicInteger peak, List<String> results) {
+        List<Sinks.One<String>> gates = new ArrayList<>();
+        for (int i = 0; i < runs; i++) {
+            Sinks.One<String> gate = Sinks.one();
+            gates.add(gate);
+            limit.run(Priority.normal, Mono.defer(() -> {
+                peak.accumulateAndGet(limit.inFlight(), Math::max);
+                return gate.asMono();
+            })).subscribe(results::add);
+        }
+        return gates;
     }
 
     @Test
