@@ -30,6 +30,7 @@ DEVICES = {
 THROTTLED = [f"mt-paced-{i}" for i in range(3)]  # a topic send paced to one per 10 s
 # device id -> the name of a browser subscription the sandbox's Web Push service issues (same prefixes).
 BROWSERS = {"mt-browser": "mt-browser", "mt-browser-gone": "unregistered-mt-browser"}  # sent; 410, removed
+APNS_DEVICE = "mt-iphone"  # sent over APNs (the APNs client's own metrics)
 FINAL = {"sent", "delivered", "failed", "expired", "cancelled"}
 
 
@@ -78,13 +79,14 @@ class MetricsTraffic:
         self.app = self.provisioner.create_app(APP, name="Demo app", existing_ok=True)
         for device, token in DEVICES.items():
             self.provisioner.register_device(self.app, device, {"channel": "fcm", "token": token})
+        self.provisioner.register_device(self.app, APNS_DEVICE, {"channel": "apns", "token": "ab" * 32})
         for device, subscription in self._browser_subscriptions().items():
             self.provisioner.register_device(self.app, device, {"channel": "webpush", "subscription": subscription})
         for device in THROTTLED:
             self.provisioner.register_device(self.app, device, {"channel": "fcm", "token": f"{device}-token",
                                                                 "topics": [TOPIC]})
         sent = [Sent(f"to {device}", self._send({"to": {"devices": [device]}, "title": "metrics traffic"}))
-                for device in [*DEVICES, *BROWSERS]]
+                for device in [*DEVICES, *BROWSERS, APNS_DEVICE]]
         # Paced at one per 10 s with an 8 s TTL: the first goes, the others wait (throttled) and
         # expire while they wait (the TTL leaves the gateway 8 s to see the message on a busy machine).
         sent.append(Sent("paced topic send", self._send({"to": {"topic": TOPIC}, "title": "paced", "ttl": 8,
