@@ -29,7 +29,8 @@ public final class HeraldFunctions {
         DELETE_IF_EQUAL, REPLACE_IF_EQUAL,
         MESSAGE_CANCEL, MESSAGE_RELEASE, OUTCOME_CANCEL, DEVICE_REMOVE_STALE,
         BUCKET_TAKE, BUCKET_PAUSE,
-        SCHEDULE_CLAIM, SCHEDULE_FIRED, DEVICE_ZONE;
+        SCHEDULE_CLAIM, SCHEDULE_FIRED, DEVICE_ZONE,
+        SESSION_CLAIM, CREDENTIALS_REVOKE;
 
         String registeredName() {
             return name().toLowerCase(Locale.ROOT);

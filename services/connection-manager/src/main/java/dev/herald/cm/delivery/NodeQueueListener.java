@@ -3,14 +3,15 @@ package dev.herald.cm.delivery;
 import dev.herald.cm.session.SessionRegistry;
 import dev.herald.cm.session.Takeover;
 import dev.herald.contract.MqttDelivery;
+import dev.herald.contract.MqttRevocation;
 import dev.herald.store.mqtt.MqttOutbox;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageListener;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Consumes this node's queue: message copies for devices connected here, and takeover notices from
- * other nodes. Acknowledged at once (auto ack after this returns): a copy for a device that is no
+ * Consumes this node's queue: message copies for devices connected here, takeover notices from
+ * other nodes, and revocations from the dispatcher. Acknowledged at once (auto ack after this returns): a copy for a device that is no
  * longer here is dropped, because the device's box still holds the message.
  */
 public final class NodeQueueListener implements MessageListener {
@@ -26,6 +27,10 @@ public final class NodeQueueListener implements MessageListener {
     public void onMessage(Message message) {
         if (message.getMessageProperties().getHeaders().containsKey(Takeover.HEADER)) {
             sessions.takeover(json.readValue(message.getBody(), Takeover.class));
+            return;
+        }
+        if (message.getMessageProperties().getHeaders().containsKey(MqttRevocation.HEADER)) {
+            sessions.revoked(json.readValue(message.getBody(), MqttRevocation.class));
             return;
         }
         MqttDelivery delivery = json.readValue(message.getBody(), MqttDelivery.class);

@@ -12,6 +12,7 @@ import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.dispatcher.schedule.TimeZones;
 import dev.herald.store.device.Device;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.mqtt.CredentialGenerations;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttAddresses;
 import jakarta.validation.constraints.NotNull;
@@ -58,10 +59,11 @@ public class DeviceController {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt,
                                  boolean stale, MqttAccess mqtt, String timeZone) {
-        static DeviceResponse of(Device device, MqttCredentials credentials) {
+        /** @param mqttPassword the device's current MQTT password (mqtt channel only, else null) */
+        static DeviceResponse of(Device device, String mqttPassword) {
             boolean viaMqtt = device.channel() == Channel.mqtt;
             MqttAccess mqtt = viaMqtt
-                    ? new MqttAccess(device.deviceId(), device.appId(), credentials.password(device.appId(), device.deviceId()),
+                    ? new MqttAccess(device.deviceId(), device.appId(), mqttPassword,
                             MqttAddresses.deviceTopic(device.appId(), device.deviceId()))
                     : null;
             return new DeviceResponse(device.deviceId(), device.channel(), viaMqtt ? null : device.token(),
@@ -77,11 +79,14 @@ public class DeviceController {
     private final DeviceRegistry devices;
     private final RequestValidator validator;
     private final MqttCredentials credentials;
+    private final CredentialGenerations generations;
 
-    public DeviceController(DeviceRegistry devices, RequestValidator validator, MqttCredentials credentials) {
+    public DeviceController(DeviceRegistry devices, RequestValidator validator, MqttCredentials credentials,
+                            CredentialGenerations generations) {
         this.devices = devices;
         this.validator = validator;
         this.credentials = credentials;
+        this.generations = generations;
     }
 
     @PutMapping("/v1/apps/{appId}/devices/{deviceId}")
@@ -97,13 +102,13 @@ public class DeviceController {
         Optional<String> timeZone = Optional.ofNullable(request.timeZone()).map(zone -> TimeZones.parse("timeZone", zone).getId());
         await(devices.register(app.id(), deviceId, request.channel(), token, topics));
         await(devices.setTimeZone(app.id(), deviceId, timeZone));
-        return DeviceResponse.of(find(app, deviceId), credentials);
+        return respond(find(app, deviceId));
     }
 
     @GetMapping("/v1/apps/{appId}/devices/{deviceId}")
     DeviceResponse get(AuthenticatedApp app, @PathVariable String deviceId) {
         Ids.deviceId(deviceId);
-        return DeviceResponse.of(find(app, deviceId), credentials);
+        return respond(find(app, deviceId));
     }
 
     @DeleteMapping("/v1/apps/{appId}/devices/{deviceId}")
@@ -137,6 +142,14 @@ public class DeviceController {
             throw unknown(deviceId);
         }
         return ResponseEntity.noContent().build();
+    }
+
+    /** An MQTT device's password is that of its current credential generation (revocation moves it on). */
+    private DeviceResponse respond(Device device) {
+        String password = device.channel() == Channel.mqtt
+                ? credentials.password(device.appId(), device.deviceId(), await(generations.current(device.appId(), device.deviceId())))
+                : null;
+        return DeviceResponse.of(device, password);
     }
 
     private Device find(AuthenticatedApp app, String deviceId) {
