@@ -9,6 +9,7 @@ import dev.herald.store.quota.RateBuckets.Limit;
 import dev.herald.testsupport.SettableClock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -18,7 +19,9 @@ class RateBucketsTests {
     @RegisterExtension
     static final TestRedis otherReplica = new TestRedis();
 
-    private final SettableClock clock = new SettableClock(Instant.parse("2026-11-24T07:00:00Z"));
+    // Starts at the real time: a pause is a key that Redis expires at its end (PXAT), so a fixed past
+    // start would have it expire before the test reads it.
+    private final SettableClock clock = new SettableClock(Instant.now().truncatedTo(ChronoUnit.MILLIS));
     private final RateBuckets one = new RateBuckets(redis.functions(), clock);
     private final RateBuckets two = new RateBuckets(otherReplica.functions(), clock);
 
