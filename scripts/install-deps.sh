@@ -17,6 +17,7 @@ PACKAGES=(
   redis-server      # registry store (tests run /usr/bin/redis-server)
   mosquitto         # MQTT broker (MQTT channel)
   mosquitto-clients # mosquitto_pub/_sub for manual checks
+  openssl           # the connection manager's TLS tests: test certificates, s_client offering TLS 1.0/1.1
   wrk               # HTTP load generator
   etcd-server       # the charts' test control plane (scripts/k8s/testbed.sh)
   python3-venv      # venv for the locust/ Python tests

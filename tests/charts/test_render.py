@@ -30,6 +30,8 @@ REFUSED = [
     ("gateway", "keda.queues=null"),
     ("gateway", "keda.messagesPerReplica=0"),
     ("connection-manager", "mqttService.type=External"),
+    ("connection-manager", "mqtt.tls.enabled=true"),  # without the Secret's name
+    ("connection-manager", "mqtt.plain=false"),  # without TLS: no listener left
     ("push-platform", "herald.cryptoKey=short"),
     ("push-platform", "herald.adminToken=short"),
 ]

@@ -8,6 +8,7 @@ import dev.herald.store.crypto.CredentialCipher;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.StaleTokens;
 import dev.herald.store.mqtt.DeviceSessions;
+import dev.herald.store.mqtt.CredentialGenerations;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.store.quota.RateBuckets;
@@ -113,6 +114,11 @@ public class StoreConfiguration {
     @Bean
     MqttCredentials mqttCredentials(StoreProperties properties) {
         return new MqttCredentials(properties.cryptoKey());
+    }
+
+    @Bean
+    CredentialGenerations credentialGenerations(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions) {
+        return new CredentialGenerations(redis, functions);
     }
 
     @Bean

@@ -4,6 +4,7 @@ import com.hivemq.client.mqtt.MqttClient;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3AsyncClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5AsyncClient;
+import com.hivemq.client.mqtt.mqtt5.Mqtt5ClientBuilder;
 import com.hivemq.client.mqtt.mqtt5.message.disconnect.Mqtt5Disconnect;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import tools.jackson.databind.JsonNode;
 
 /** Devices on the HiveMQ MQTT client (5 and 3.1.1), collecting what they receive. */
@@ -42,10 +44,14 @@ final class Devices {
 
     /** Connects with the device's credentials and subscribes to its topic (QoS 1). */
     static V5 connectV5(Herald.Device device, int port) {
+        return connectV5(device, transport -> transport.serverHost("127.0.0.1").serverPort(port));
+    }
+
+    /** As {@link #connectV5(Herald.Device, int)}, over the transport the function sets up (address, TLS, WebSocket). */
+    static V5 connectV5(Herald.Device device, UnaryOperator<Mqtt5ClientBuilder> transport) {
         BlockingQueue<JsonNode> received = new LinkedBlockingQueue<>();
         CompletableFuture<Mqtt5Disconnect> disconnect = new CompletableFuture<>();
-        Mqtt5AsyncClient client = MqttClient.builder().useMqttVersion5().identifier(device.deviceId())
-                .serverHost("127.0.0.1").serverPort(port)
+        Mqtt5AsyncClient client = transport.apply(MqttClient.builder().useMqttVersion5().identifier(device.deviceId()))
                 .addDisconnectedListener(context -> {
                     if (context.getCause() instanceof com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5DisconnectException e) {
                         disconnect.complete(e.getMqttMessage());

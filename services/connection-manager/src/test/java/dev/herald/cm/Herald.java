@@ -38,6 +38,7 @@ final class Herald {
     private final ConfigurableApplicationContext dispatcher;
     private final ConfigurableApplicationContext gateway;
     private final ConfigurableApplicationContext cm;
+    private final TestTls tls = TestTls.create();
     private final HttpClient http = HttpClient.newHttpClient();
 
     /** How a registered MQTT device connects. */
@@ -51,7 +52,12 @@ final class Herald {
     private Herald() {
         dispatcher = start(DispatcherApplication.class, "--herald.dispatcher.admin-token=" + ADMIN_TOKEN);
         gateway = start(GatewayApplication.class);
-        cm = startConnectionManager("cm-test-" + UUID.randomUUID().toString().substring(0, 6));
+        // Every listener: plain MQTT, MQTT over TLS, WebSocket and WebSocket over TLS.
+        cm = start(ConnectionManagerApplication.class, connectionManagerArgs("cm-test-" + UUID.randomUUID().toString().substring(0, 6),
+                "--herald.cm.mqtt.tls.enabled=true", "--herald.cm.mqtt.tls.port=0",
+                "--herald.cm.mqtt.tls.certificate-dir=" + tls.secret, "--herald.cm.mqtt.tls.reload-check=200ms",
+                "--herald.cm.mqtt.websocket.enabled=true", "--herald.cm.mqtt.websocket.port=0",
+                "--herald.cm.mqtt.websocket.tls-port=0"));
     }
 
     static synchronized Herald get() {
@@ -77,12 +83,38 @@ final class Herald {
     }
 
     static ConfigurableApplicationContext startConnectionManager(String nodeId) {
-        return start(ConnectionManagerApplication.class, "--herald.cm.node-id=" + nodeId, "--herald.cm.mqtt.port=0",
-                "--herald.cm.mqtt.host=127.0.0.1", "--herald.cm.expiry-sweep=1s");
+        return start(ConnectionManagerApplication.class, connectionManagerArgs(nodeId));
+    }
+
+    private static String[] connectionManagerArgs(String nodeId, String... extra) {
+        List<String> args = new ArrayList<>(List.of("--herald.cm.node-id=" + nodeId, "--herald.cm.mqtt.port=0",
+                "--herald.cm.mqtt.host=127.0.0.1", "--herald.cm.expiry-sweep=1s"));
+        args.addAll(List.of(extra));
+        return args.toArray(String[]::new);
     }
 
     int mqttPort() {
         return cm.getBean(MqttServer.class).port();
+    }
+
+    int port(MqttServer.Listener listener) {
+        return cm.getBean(MqttServer.class).port(listener);
+    }
+
+    /** The certificates of the connection manager's TLS listeners. */
+    TestTls tls() {
+        return tls;
+    }
+
+    /** An MQTT device's current connection parameters, as its app reads them. */
+    Device readMqtt(App app, String deviceId) {
+        JsonNode mqtt = call("GET", "/v1/apps/" + app.id() + "/devices/" + deviceId, app.key(), null, 200).get("mqtt");
+        return new Device(app.id(), deviceId, mqtt.get("password").asString(), mqtt.get("topic").asString());
+    }
+
+    /** Revokes a device's MQTT credentials through the admin API. */
+    void revokeMqtt(App app, String deviceId) {
+        call("DELETE", "/v1/apps/" + app.id() + "/devices/" + deviceId + "/mqtt-credentials", ADMIN_TOKEN, null, 204);
     }
 
     int cmHttpPort() {

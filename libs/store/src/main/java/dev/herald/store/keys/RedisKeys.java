@@ -35,6 +35,7 @@ public final class RedisKeys {
         MQTT_BOX("cm:box:{<app>/<device>}", "cm:box:\\{[^}/]+/[^}]+\\}"),
         MQTT_BOX_ENTRIES("cm:boxm:{<app>/<device>}", "cm:boxm:\\{[^}/]+/[^}]+\\}"),
         MQTT_SESSION("cm:session:{<app>/<device>}", "cm:session:\\{[^}/]+/[^}]+\\}"),
+        MQTT_CREDENTIALS("cm:cred:{<app>/<device>}", "cm:cred:\\{[^}/]+/[^}]+\\}"),
         MQTT_NODE_LEASE("cm:node:<node>", "cm:node:.+"),
         MQTT_EXPIRIES("cm:expiries", "cm:expiries"),
         DEVICE_REFRESHED("devseen:{<app>}", "devseen:\\{[^}]+\\}"),
@@ -182,6 +183,11 @@ public final class RedisKeys {
 
     public static String mqttSession(String appId, String deviceId) {
         return "cm:session:" + deviceTag(appId, deviceId);
+    }
+
+    /** A device's MQTT credential generation, beside its session: revoking moves it on. */
+    public static String mqttCredentials(String appId, String deviceId) {
+        return "cm:cred:" + deviceTag(appId, deviceId);
     }
 
     public static String mqttNodeLease(String nodeId) {

@@ -5,6 +5,7 @@ import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.HeraldFunctions.Function;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
@@ -24,7 +25,7 @@ import java.util.concurrent.CompletableFuture;
 public final class DeviceSessions {
     /** Who holds a device: a node and one of its connections. */
     public record Holder(String nodeId, String connectionId) {
-        static Optional<Holder> parse(String value) {
+        public static Optional<Holder> parse(String value) {
             if (value == null || value.isEmpty()) {
                 return Optional.empty();
             }
@@ -45,10 +46,20 @@ public final class DeviceSessions {
         this.functions = functions;
     }
 
-    /** Makes {@code holder} the device's session; returns the holder it replaced (empty if none). */
-    public CompletableFuture<Optional<Holder>> claim(String appId, String deviceId, Holder holder) {
-        return redis.setGet(RedisKeys.mqttSession(appId, deviceId), holder.encode()).toCompletableFuture()
-                .thenApply(Holder::parse);
+    /** What a claim found: granted with the holder it replaced (empty if none), or refused (revoked). */
+    public record Claim(boolean granted, Optional<Holder> replaced) {
+    }
+
+    /**
+     * Makes {@code holder} the device's session if {@code generation} (that of the password the
+     * device presented) is still the device's credential generation; otherwise refuses: the
+     * password was revoked ({@link CredentialGenerations}).
+     */
+    public CompletableFuture<Claim> claim(String appId, String deviceId, Holder holder, long generation) {
+        return functions.<List<Object>>call(Function.SESSION_CLAIM, ScriptOutputType.MULTI,
+                        new String[] {RedisKeys.mqttCredentials(appId, deviceId), RedisKeys.mqttSession(appId, deviceId)},
+                        holder.encode(), Long.toString(generation))
+                .thenApply(answer -> new Claim(((Long) answer.get(0)) == 1, Holder.parse((String) answer.get(1))));
     }
 
     /** Forgets the device's session if {@code holder} still holds it. */

@@ -508,6 +508,27 @@ local function device_zone(keys, args)
   return 1
 end
 
+-- MQTT device credentials (docs: libs/store/README.md "MQTT credentials and revocation").
+
+-- Claims a device's session for a connection whose password was issued for generation ARGV[2], only
+-- if that is the device's current generation (no key: 0). In one step with the session write, so a
+-- revocation (credentials_revoke, same slot) either comes first and this refuses, or comes after and
+-- finds this connection as the session's holder.
+-- KEYS cm:cred:{a/d}, cm:session:{a/d}. ARGV holder (<node>|<connection>), generation.
+-- Returns {1, previous holder or ''} or {0, ''} (revoked).
+local function session_claim(keys, args)
+  if tonumber(redis.call('GET', keys[1]) or '0') ~= tonumber(args[2]) then
+    return {0, ''}
+  end
+  return {1, redis.call('SET', keys[2], args[1], 'GET') or ''}
+end
+
+-- Revokes every password a device was issued: its generation moves on.
+-- KEYS cm:cred:{a/d}, cm:session:{a/d}. Returns {new generation, holder of the session or ''}.
+local function credentials_revoke(keys)
+  return {redis.call('INCR', keys[1]), redis.call('GET', keys[2]) or ''}
+end
+
 redis.register_function('outcome_record', outcome_record)
 redis.register_function('outcome_record_all', outcome_record_all)
 redis.register_function('outcome_settle', outcome_settle)
@@ -537,3 +558,5 @@ redis.register_function('bucket_pause', bucket_pause)
 redis.register_function('schedule_claim', schedule_claim)
 redis.register_function('schedule_fired', schedule_fired)
 redis.register_function('device_zone', device_zone)
+redis.register_function('session_claim', session_claim)
+redis.register_function('credentials_revoke', credentials_revoke)

@@ -53,6 +53,7 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.MQTT_BOX, RedisKeys.mqttBox("shop", "d:1"));
         built.put(KeyPattern.MQTT_BOX_ENTRIES, RedisKeys.mqttBoxEntries("shop", "d:1"));
         built.put(KeyPattern.MQTT_SESSION, RedisKeys.mqttSession("shop", "d:1"));
+        built.put(KeyPattern.MQTT_CREDENTIALS, RedisKeys.mqttCredentials("shop", "car:7"));
         built.put(KeyPattern.MQTT_NODE_LEASE, RedisKeys.mqttNodeLease("node-a"));
         built.put(KeyPattern.MQTT_EXPIRIES, RedisKeys.mqttExpiries());
         built.put(KeyPattern.DEVICE_REFRESHED, RedisKeys.deviceRefreshed("shop"));

@@ -37,6 +37,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -166,7 +167,8 @@ final class DeviceConnection extends ChannelInboundHandlerAdapter implements Ses
                     : MqttConnectReturnCode.CONNECTION_REFUSED_IDENTIFIER_REJECTED);
             return;
         }
-        if (!context.credentials().matches(username, clientId, message.payload().passwordInBytes())) {
+        OptionalLong generation = context.credentials().generation(username, clientId, message.payload().passwordInBytes());
+        if (generation.isEmpty()) {
             refuse(v5 ? MqttConnectReturnCode.CONNECTION_REFUSED_BAD_USERNAME_OR_PASSWORD
                     : MqttConnectReturnCode.CONNECTION_REFUSED_BAD_USER_NAME_OR_PASSWORD);
             return;
@@ -187,16 +189,25 @@ final class DeviceConnection extends ChannelInboundHandlerAdapter implements Ses
         ctx.pipeline().replace(IdleStateHandler.class, "idle",
                 new IdleStateHandler(keepAlive * 1500L, 0, 0, TimeUnit.MILLISECONDS));
         state = State.CONNECTING;
-        context.sessions().claim(this).whenComplete((ignored, error) -> ctx.executor().execute(() -> {
-            claimed = true;
+        context.sessions().claim(this, generation.getAsLong()).whenComplete((granted, error) -> ctx.executor().execute(() -> {
+            // After an error the session may have been written all the same: released at close.
+            claimed = error != null || granted;
             if (state == State.CLOSED) {
-                context.sessions().release(this);
+                if (claimed) {
+                    context.sessions().release(this);
+                }
                 return;
             }
             if (error != null) {
                 log.warn("cannot register the session of {}: {}", deviceId, error.toString());
                 refuse(v5 ? MqttConnectReturnCode.CONNECTION_REFUSED_SERVER_UNAVAILABLE_5
                         : MqttConnectReturnCode.CONNECTION_REFUSED_SERVER_UNAVAILABLE);
+                return;
+            }
+            if (!granted) {
+                // A password of a revoked generation: right once, not any more.
+                refuse(v5 ? MqttConnectReturnCode.CONNECTION_REFUSED_NOT_AUTHORIZED_5
+                        : MqttConnectReturnCode.CONNECTION_REFUSED_NOT_AUTHORIZED);
                 return;
             }
             state = State.CONNECTED;
@@ -426,6 +437,11 @@ final class DeviceConnection extends ChannelInboundHandlerAdapter implements Ses
     @Override
     public void takenOver() {
         ctx.executor().execute(() -> disconnect(MqttReasonCodes.Disconnect.SESSION_TAKEN_OVER));
+    }
+
+    @Override
+    public void revoked() {
+        ctx.executor().execute(() -> disconnect(MqttReasonCodes.Disconnect.NOT_AUTHORIZED));
     }
 
     @Override

@@ -9,6 +9,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -16,19 +17,28 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.handler.codec.mqtt.MqttDecoder;
 import io.netty.handler.codec.mqtt.MqttEncoder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * The MQTT listener: Netty with its MQTT 3.1.1/5 codec and one small handler per connection
- * ({@link DeviceConnection}). Started after the node-queue consumer and stopped before it
+ * The MQTT listeners: Netty with its MQTT 3.1.1/5 codec and one small handler per connection
+ * ({@link DeviceConnection}), over plain TCP, TLS ({@link ServerTls}), WebSocket and WebSocket over
+ * TLS (Netty's HTTP and WebSocket handlers, {@link WebSocketFrames}). Every listener serves the same
+ * devices the same way; only the bytes under MQTT differ. Started after the node-queue consumer and stopped before it
  * (lifecycle phase), so a device never connects to a node that cannot yet receive its messages.
  */
 public final class MqttServer implements SmartLifecycle {
@@ -37,6 +47,21 @@ public final class MqttServer implements SmartLifecycle {
     private static final Logger log = LoggerFactory.getLogger(MqttServer.class);
     /** Longest client id accepted (device ids are at most 128 characters). */
     private static final int MAX_CLIENT_ID = 256;
+    /** The WebSocket upgrade request is small: headers only. */
+    private static final int MAX_HANDSHAKE = 8192;
+
+    /** How devices reach the node. */
+    public enum Listener {
+        MQTT(false, false), MQTT_TLS(true, false), WEBSOCKET(false, true), WEBSOCKET_TLS(true, true);
+
+        private final boolean tls;
+        private final boolean websocket;
+
+        Listener(boolean tls, boolean websocket) {
+            this.tls = tls;
+            this.websocket = websocket;
+        }
+    }
 
     private final ConnectionContext context;
     private final CmProperties.Mqtt settings;
@@ -44,7 +69,8 @@ public final class MqttServer implements SmartLifecycle {
     private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private EventLoopGroup acceptor;
     private EventLoopGroup workers;
-    private Channel listener;
+    private final Map<Listener, Channel> listeners = new EnumMap<>(Listener.class);
+    private ServerTls tls;
     private volatile boolean running;
 
     public MqttServer(CmProperties properties, MqttCredentials credentials, SessionRegistry sessions,
@@ -57,7 +83,35 @@ public final class MqttServer implements SmartLifecycle {
     public void start() {
         acceptor = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(settings.workerThreads(), NioIoHandler.newFactory());
+        CmProperties.Tls tlsSettings = settings.tls();
+        CmProperties.WebSocket websocket = settings.websocket();
+        if (tlsSettings.enabled()) {
+            tls = new ServerTls(Path.of(tlsSettings.certificateDir()));
+            long check = tlsSettings.reloadCheck().toMillis();
+            // On the acceptor's thread: reading two small files never holds up a device's connection.
+            acceptor.scheduleWithFixedDelay(tls::reloadIfChanged, check, check, TimeUnit.MILLISECONDS);
+        }
+        if (settings.plain()) {
+            bind(Listener.MQTT, settings.port());
+        }
+        if (tlsSettings.enabled()) {
+            bind(Listener.MQTT_TLS, tlsSettings.port());
+        }
+        if (websocket.enabled() && settings.plain()) {
+            bind(Listener.WEBSOCKET, websocket.port());
+        }
+        if (websocket.enabled() && tlsSettings.enabled()) {
+            bind(Listener.WEBSOCKET_TLS, websocket.tlsPort());
+        }
+        running = true;
+    }
+
+    private void bind(Listener kind, int port) {
         long connectTimeout = settings.connectTimeout().toMillis();
+        WebSocketServerProtocolConfig websocket = WebSocketServerProtocolConfig.newBuilder()
+                .websocketPath(settings.websocket().path()).subprotocols(WebSocketFrames.SUBPROTOCOLS)
+                // A frame holds one packet as clients send them; the MQTT decoder bounds the packet.
+                .maxFramePayloadLength(settings.maxPacketSize() + 8).build();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(acceptor, workers)
                 .channel(NioServerSocketChannel.class)
@@ -67,22 +121,44 @@ public final class MqttServer implements SmartLifecycle {
                     @Override
                     protected void initChannel(SocketChannel channel) {
                         channels.add(channel);
-                        channel.pipeline().addLast(
-                                // Replaced at CONNECT by one honouring the keepalive.
-                                new IdleStateHandler(connectTimeout, 0, 0, TimeUnit.MILLISECONDS),
+                        ChannelPipeline pipeline = channel.pipeline();
+                        // Replaced at CONNECT by one honouring the keepalive.
+                        pipeline.addLast(new IdleStateHandler(connectTimeout, 0, 0, TimeUnit.MILLISECONDS));
+                        if (kind.tls) {
+                            pipeline.addLast(tls.newHandler(channel.alloc()));
+                        }
+                        if (kind.websocket) {
+                            pipeline.addLast(new HttpServerCodec(), new HttpObjectAggregator(MAX_HANDSHAKE),
+                                    new WebSocketServerProtocolHandler(websocket), WebSocketFrames.INSTANCE);
+                        }
+                        pipeline.addLast(
                                 new MqttDecoder(settings.maxPacketSize(), MAX_CLIENT_ID),
                                 MqttEncoder.INSTANCE,
                                 new DeviceConnection(context));
                     }
                 });
-        listener = bootstrap.bind(new InetSocketAddress(settings.host(), settings.port())).syncUninterruptibly().channel();
-        running = true;
-        log.info("MQTT listening on {} as node {}", listener.localAddress(), context.sessions().nodeId());
+        Channel listener = bootstrap.bind(new InetSocketAddress(settings.host(), port)).syncUninterruptibly().channel();
+        listeners.put(kind, listener);
+        log.info("MQTT ({}) listening on {} as node {}", kind, listener.localAddress(), context.sessions().nodeId());
     }
 
-    /** The port actually bound (tests bind port 0). */
+    /** The plain MQTT port actually bound (tests bind port 0). */
     public int port() {
+        return port(Listener.MQTT);
+    }
+
+    /** The port a listener actually bound. */
+    public int port(Listener kind) {
+        Channel listener = listeners.get(kind);
+        if (listener == null) {
+            throw new IllegalStateException("no " + kind + " listener (see herald.cm.mqtt.*)");
+        }
         return ((InetSocketAddress) listener.localAddress()).getPort();
+    }
+
+    /** Loads the TLS files again now if they changed, as the periodic check does; true if they did. */
+    public boolean reloadTlsIfChanged() {
+        return tls != null && tls.reloadIfChanged();
     }
 
     /**
@@ -93,7 +169,7 @@ public final class MqttServer implements SmartLifecycle {
     @Override
     public void stop() {
         running = false;
-        listener.close().syncUninterruptibly();
+        listeners.values().forEach(listener -> listener.close().syncUninterruptibly());
         context.sessions().dropLease().exceptionally(error -> null).join();
         for (SessionRegistry.Session session : context.sessions().sessions()) {
             session.serverShuttingDown();

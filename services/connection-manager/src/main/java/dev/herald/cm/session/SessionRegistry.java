@@ -1,5 +1,6 @@
 package dev.herald.cm.session;
 
+import dev.herald.contract.MqttRevocation;
 import dev.herald.contract.Queues;
 import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.store.mqtt.DeviceSessions;
@@ -34,6 +35,9 @@ public final class SessionRegistry {
 
         /** Another connection with the same client id took over: close this one. */
         void takenOver();
+
+        /** The device's credentials were revoked: close this connection, not authorized. */
+        void revoked();
 
         /** The node stops: close this connection telling the device to go elsewhere. */
         void serverShuttingDown();
@@ -73,27 +77,36 @@ public final class SessionRegistry {
     }
 
     /**
-     * Makes this connection the device's session: locally (an older local connection is closed) and
-     * in Redis (the node that held it before, if another live one, is told to close its connection).
+     * Makes this connection the device's session, if {@code generation} (that of the password the
+     * device presented) has not been revoked: in Redis first (the node that held it before, if
+     * another live one, is told to close its connection), then locally (an older local connection
+     * is closed). Completes with false, touching no session, when the password was revoked. The
+     * local step runs as Redis answers, in the order of the claims, so the connection Redis names
+     * last is also the one held here.
      */
-    public CompletableFuture<Void> claim(Session session) {
-        Session previous = local.put(key(session.appId(), session.deviceId()), session);
-        if (previous != null && previous != session) {
-            previous.takenOver();
-        }
-        return sessions.claim(session.appId(), session.deviceId(), holder(session))
-                .thenCompose(previousHolder -> {
-                    if (previousHolder.isEmpty() || previousHolder.get().nodeId().equals(nodeId)) {
-                        return CompletableFuture.completedFuture(null);
+    public CompletableFuture<Boolean> claim(Session session, long generation) {
+        return sessions.claim(session.appId(), session.deviceId(), holder(session), generation)
+                .thenCompose(claim -> {
+                    if (!claim.granted()) {
+                        return CompletableFuture.completedFuture(false);
                     }
-                    DeviceSessions.Holder old = previousHolder.get();
+                    Session previous = local.put(key(session.appId(), session.deviceId()), session);
+                    if (previous != null && previous != session) {
+                        previous.takenOver();
+                    }
+                    if (claim.replaced().isEmpty() || claim.replaced().get().nodeId().equals(nodeId)) {
+                        return CompletableFuture.completedFuture(true);
+                    }
+                    DeviceSessions.Holder old = claim.replaced().get();
                     Takeover takeover = new Takeover(session.appId(), session.deviceId(), old.connectionId());
                     // A node that is gone has no queue: unroutable, nothing to close there.
                     return publisher.publish(new ConfirmedPublisher.Outgoing(Queues.EXCHANGE, MqttAddresses.nodeQueue(old.nodeId()),
                                     "takeover-" + session.connectionId(), takeover, Map.of(Takeover.HEADER, "1")))
-                            .exceptionally(error -> {
-                                log.debug("takeover notice to {} not delivered: {}", old.nodeId(), error.toString());
-                                return null;
+                            .handle((ignored, error) -> {
+                                if (error != null) {
+                                    log.debug("takeover notice to {} not delivered: {}", old.nodeId(), error.toString());
+                                }
+                                return true;
                             });
                 });
     }
@@ -118,6 +131,15 @@ public final class SessionRegistry {
         if (session != null && session.connectionId().equals(notice.connectionId())) {
             local.remove(key(notice.appId(), notice.deviceId()), session);
             session.takenOver();
+        }
+    }
+
+    /** A revocation from the dispatcher: closes the named connection if it is still here. */
+    public void revoked(MqttRevocation notice) {
+        Session session = local.get(key(notice.appId(), notice.deviceId()));
+        if (session != null && session.connectionId().equals(notice.connectionId())) {
+            local.remove(key(notice.appId(), notice.deviceId()), session);
+            session.revoked();
         }
     }
 

@@ -10,6 +10,7 @@ import dev.herald.dispatcher.device.DeviceController;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.status.StatusController.MessageView;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.mqtt.CredentialGenerations;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
@@ -59,11 +60,14 @@ public class ConsoleQueryController {
     private final MessageStatusStore status;
     private final DeviceRegistry devices;
     private final MqttCredentials credentials;
+    private final CredentialGenerations generations;
 
-    public ConsoleQueryController(MessageStatusStore status, DeviceRegistry devices, MqttCredentials credentials) {
+    public ConsoleQueryController(MessageStatusStore status, DeviceRegistry devices, MqttCredentials credentials,
+                                  CredentialGenerations generations) {
         this.status = status;
         this.devices = devices;
         this.credentials = credentials;
+        this.generations = generations;
     }
 
     /**
@@ -140,7 +144,7 @@ public class ConsoleQueryController {
         Optional<String> deviceId = await(devices.deviceOfToken(app.id(), named, token));
         List<DeviceController.DeviceResponse> found = deviceId
                 .flatMap(id -> await(devices.find(app.id(), id)))
-                .map(device -> List.of(DeviceController.DeviceResponse.of(device, credentials))).orElse(List.of());
+                .map(device -> List.of(DeviceController.describe(device, credentials, generations))).orElse(List.of());
         return new DeviceMatches(found);
     }
 

@@ -13,6 +13,7 @@ import dev.herald.dispatcher.schedule.TimeZones;
 import dev.herald.store.device.Device;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.Registration;
+import dev.herald.store.mqtt.CredentialGenerations;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttAddresses;
 import dev.herald.store.webpush.WebPushSubscription;
@@ -73,7 +74,8 @@ public class DeviceController {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt,
                                  boolean stale, MqttAccess mqtt, String timeZone, WebPushSubscriptionJson subscription) {
-        public static DeviceResponse of(Device device, MqttCredentials credentials) {
+        /** @param mqttPassword the device's current MQTT password (mqtt channel only, else null) */
+        public static DeviceResponse of(Device device, String mqttPassword) {
             WebPushSubscriptionJson subscription = null;
             if (device.channel() == Channel.webpush) {
                 WebPushSubscription stored = WebPushSubscription.fromToken(device.token());
@@ -82,7 +84,7 @@ public class DeviceController {
             }
             boolean viaMqtt = device.channel() == Channel.mqtt;
             MqttAccess mqtt = viaMqtt
-                    ? new MqttAccess(device.deviceId(), device.appId(), credentials.password(device.appId(), device.deviceId()),
+                    ? new MqttAccess(device.deviceId(), device.appId(), mqttPassword,
                             MqttAddresses.deviceTopic(device.appId(), device.deviceId()))
                     : null;
             return new DeviceResponse(device.deviceId(), device.channel(), viaMqtt || subscription != null ? null : device.token(),
@@ -99,13 +101,15 @@ public class DeviceController {
     private final RequestValidator validator;
     private final MqttCredentials credentials;
     private final WebPushEndpoints endpoints;
+    private final CredentialGenerations generations;
 
     public DeviceController(DeviceRegistry devices, RequestValidator validator, MqttCredentials credentials,
-                            WebPushEndpoints endpoints) {
+                            WebPushEndpoints endpoints, CredentialGenerations generations) {
         this.devices = devices;
         this.validator = validator;
         this.credentials = credentials;
         this.endpoints = endpoints;
+        this.generations = generations;
     }
 
     @PutMapping("/v1/apps/{appId}/devices/{deviceId}")
@@ -113,7 +117,7 @@ public class DeviceController {
         Registration device = registration(deviceId, request, validator, endpoints);
         await(devices.register(app.id(), deviceId, device.channel(), device.token(), device.topics()));
         await(devices.setTimeZone(app.id(), deviceId, device.timeZone()));
-        return DeviceResponse.of(find(app, deviceId), credentials);
+        return respond(find(app, deviceId));
     }
 
     /** A device as the API gives it, checked (400 problems) and normalised: the one reading of a registration. */
@@ -163,7 +167,7 @@ public class DeviceController {
     @GetMapping("/v1/apps/{appId}/devices/{deviceId}")
     DeviceResponse get(AuthenticatedApp app, @PathVariable String deviceId) {
         Ids.deviceId(deviceId);
-        return DeviceResponse.of(find(app, deviceId), credentials);
+        return respond(find(app, deviceId));
     }
 
     @DeleteMapping("/v1/apps/{appId}/devices/{deviceId}")
@@ -197,6 +201,19 @@ public class DeviceController {
             throw unknown(deviceId);
         }
         return ResponseEntity.noContent().build();
+    }
+
+    /** An MQTT device's password is that of its current credential generation (revocation moves it on). */
+    private DeviceResponse respond(Device device) {
+        return describe(device, credentials, generations);
+    }
+
+    /** A device as the API shows it (also the console's device search): an MQTT device with its current password. */
+    public static DeviceResponse describe(Device device, MqttCredentials credentials, CredentialGenerations generations) {
+        String password = device.channel() == Channel.mqtt
+                ? credentials.password(device.appId(), device.deviceId(), await(generations.current(device.appId(), device.deviceId())))
+                : null;
+        return DeviceResponse.of(device, password);
     }
 
     private Device find(AuthenticatedApp app, String deviceId) {
