@@ -7,6 +7,7 @@ import dev.herald.contract.Channel;
 import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Target;
+import dev.herald.contract.payload.ApnsPayloads;
 import dev.herald.gateway.delivery.ProviderResponse;
 import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.store.app.ApnsCredential;

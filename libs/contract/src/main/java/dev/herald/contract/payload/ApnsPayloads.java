@@ -1,4 +1,4 @@
-package dev.herald.gateway.apns;
+package dev.herald.contract.payload;
 
 import dev.herald.contract.Channel;
 import dev.herald.contract.Notification;
@@ -7,11 +7,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** Builds the APNs JSON payload: {@code aps.alert} from title and body, data as custom keys. */
-final class ApnsPayloads {
+public final class ApnsPayloads {
     private ApnsPayloads() {
     }
 
-    static Map<String, Object> payload(PushBatch batch) {
+    public static Map<String, Object> payload(PushBatch batch) {
         Notification notification = batch.notification();
         Map<String, Object> aps = new LinkedHashMap<>();
         if (notification.title() != null || notification.body() != null) {
@@ -48,7 +48,7 @@ final class ApnsPayloads {
         });
     }
 
-    static boolean alert(PushBatch batch) {
+    public static boolean alert(PushBatch batch) {
         return batch.notification().title() != null || batch.notification().body() != null;
     }
 }
