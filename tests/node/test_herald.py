@@ -6,6 +6,9 @@ test pods against every release."""
 
 from __future__ import annotations
 
+import re
+import urllib.request
+
 import pytest
 
 from heraldnode import RELEASES
@@ -54,3 +57,19 @@ def test_helm_test_runs_real_pods_that_pass(platform, release):
     printed = platform.helm_test(release)
     assert "Phase:          Succeeded" in printed or "Phase: Succeeded" in printed, printed
     assert "Failed" not in printed.split("TEST SUITE:")[-1].split("NOTES:")[0], printed
+
+
+def test_the_console_is_served_by_the_read_only_dispatcher_pod(platform):
+    """The console's pages and scripts come out of the dispatcher's jar in the real pod (read-only
+    root, non-root user), with the strict Content-Security-Policy the console's design relies on."""
+    base = platform.service_url("herald-dispatcher", 8080)
+    with urllib.request.urlopen(f"{base}/console/", timeout=30) as response:
+        page = response.read().decode()
+        policy = response.headers.get("Content-Security-Policy", "")
+    assert response.status == 200 and "<title>" in page, page[:300]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy, policy
+    scripts = re.findall(r'<script[^>]+src="([^"]+)"', page)
+    assert scripts, page[:500]
+    for script in scripts:
+        with urllib.request.urlopen(f"{base}{script}", timeout=30) as response:
+            assert response.status == 200 and response.read(), script

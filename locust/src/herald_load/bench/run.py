@@ -5,7 +5,8 @@ Starts the local platform (:mod:`herald_load.localrun`, without the demo) with b
 provisions a fresh app with the sandbox's credentials, then:
 
 - fanout: N notifications (default 100,000) to N distinct FCM tokens through the whole pipeline,
-  API accept -> sandbox receipt, sandbox latency 50 ms. Target: <= 10 s. Cold (services just
+  API accept -> sandbox receipt, sandbox latency 50 ms. Targets: warm <= 6 s, cold <= 12 s, CPU
+  per notification (gateway + dispatcher + Redis + RabbitMQ) <= 50 µs. Cold (services just
   started), then warm (same processes, second run).
 - accept: sustained single-token sends to the dispatcher with wrk on the same machine. Target:
   >= 5,000 requests/s, p99 <= 25 ms, no errors. The gateway is stopped during the run (so it
@@ -23,7 +24,17 @@ provisions a fresh app with the sandbox's credentials, then:
   each; p50/p99 from API accept to device receipt. Target: p99 <= 50 ms. ``CM_TO=tokens`` sends
   to the MQTT target directly instead of to the registered device.
 
-Knobs (environment): ``FANOUT_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
+Fan-out also prints CPU µs per notification per process (from /proc over the measured window)
+and runs the seed-style sender (:mod:`herald_load.bench.seed`: 50 threads, a blocking HTTP client,
+one request per notification; ``SEED_COUNT`` notifications, default 10,000) against the same
+sandbox, printing Herald's warm rate as a multiple of it. ``--profile`` records the warm run with
+JFR in every JVM and Redis's command statistics and writes top-frame tables to ``docs/perf/``
+(:mod:`herald_load.bench.profile`). ``--record`` appends the run's output, dated, with its commit
+and the machine's load, to ``docs/benchmarks.md`` (earlier sections stay for comparison).
+``BENCH_PORTS=free`` runs a platform of its own on free ports under ``.run/bench`` (stopped at the
+end) instead of the local run's fixed ports, for a machine where those are taken (fan-out only).
+
+Knobs (environment): ``FANOUT_COUNT``, ``SEED_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
 ``CM_HOLD_SECONDS``, ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
 """
@@ -32,16 +43,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import io
 import os
+import re
 import resource
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from . import fanout, mqtt, scheduled
-from ..localrun import local_platform, start
+from . import fanout, mqtt, profile, scheduled, seed
+from ..local import LocalPlatform
+from ..localrun import build, local_platform, run_dir, start
 from ..processes import PlatformError
 from ..provisioning import Provisioner
 
@@ -58,7 +73,10 @@ def _gateway_settings(what: str) -> None:
     """Benchmark settings for the gateway, by environment (the services inherit it)."""
     # 50 ms per request at the sandbox: 10,000/s needs at least 500 requests in flight; headroom.
     os.environ.setdefault("HERALD_GATEWAY_MAX_IN_FLIGHT", "2000")
-    os.environ.setdefault("HERALD_GATEWAY_FCM_CONNECTIONS", "4")
+    # An HTTP/2 server allows a limited number of streams per connection (the sandbox, like Netty's
+    # default, 100): 2,000 in flight need 20 connections. With 4, 400 requests were in flight and the
+    # rest queued in the client's pool, which capped the fan-out at 400 / 50 ms = 8,000/s.
+    os.environ.setdefault("HERALD_GATEWAY_FCM_CONNECTIONS", "20")
     os.environ.setdefault("HERALD_GATEWAY_CONSUMERS_NORMAL", "4")
     if what == "cm-delivery":
         # One message per device send: each is its own small audience job and batch, so the
@@ -69,17 +87,47 @@ def _gateway_settings(what: str) -> None:
     os.environ.setdefault("HERALD_GATEWAY_PREFETCH", "2")
 
 
+STARTED = re.compile(r"Started \S+ in ([\d.]+) seconds \(process running for ([\d.]+)\)")
+
+
+def _start_up(platform) -> None:
+    """Each service's start-up to ready, as Spring Boot logs it (the latest start in its log)."""
+    for name, process in platform.processes().items():
+        log = process.log.read_text(errors="replace") if process.log and process.log.exists() else ""
+        started = STARTED.findall(log)
+        if started:
+            context, jvm = started[-1]
+            print(f"  start-up {name:<21} {float(jvm):6.2f} s from JVM start to ready ({float(context):.2f} s in Spring)")
+
+
 def _load_average() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def _fanout(app: str, key: str, pids: str) -> None:
-    print(f"==> fan-out benchmark: {_env('FANOUT_COUNT', 100000)} notifications", flush=True)
-    for label, topic in (("cold (services just started)", "fanout-cold"),
-                         ("warm (same processes, second run)", "fanout-warm")):
-        print(f"--- {label}", flush=True)
-        fanout.main(["--app", app, "--key", key, "--count", _env("FANOUT_COUNT", 100000),
-                     "--pids", pids, "--topic", topic])
+def _fanout(platform, app: str, key: str, pids: dict[str, int], profiling: bool) -> None:
+    count = int(_env("FANOUT_COUNT", 100000))
+    print(f"==> fan-out benchmark: {count} notifications", flush=True)
+    common = ["--app", app, "--key", key, "--count", str(count), "--api", API.removeprefix("http://"),
+              "--sandbox", platform.sandbox_url, "--pids", ",".join(f"{name}={pid}" for name, pid in pids.items())]
+    print("--- cold (services just started)", flush=True)
+    fanout.run([*common, "--topic", "fanout-cold"])
+    recorder = None
+    if profiling:
+        jvms = {name: pids[name] for name in ("gateway", "dispatcher", "provider-sandbox") if name in pids}
+        recorder = profile.Recorder(platform.java, jvms, platform.redis.port, run_dir(platform.root) / "profile")
+        print(f"profiling the warm run: JFR in {', '.join(jvms)}, Redis commandstats", flush=True)
+    print("--- warm (same processes, second run)", flush=True)
+    warm = fanout.run([*common, "--topic", "fanout-warm"], window=recorder)
+    if recorder:
+        recordings = recorder.recordings
+        title = f"Fan-out of {count} (warm), {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+        print("\n".join(profile.write(recorder, recordings, "fanout", count, title,
+                                      platform.root / "docs" / "perf")), flush=True)
+    print("--- seed-style sender, same sandbox", flush=True)
+    platform.sandbox.reset()
+    baseline = seed.run(["--sandbox", platform.sandbox_url, "--count", _env("SEED_COUNT", 10000)])
+    print(f"Herald's warm fan-out: {warm['rate']:.0f} notifications/s = {warm['rate'] / baseline['rate']:.1f} x "
+          f"the seed-style sender's {baseline['rate']:.0f}/s", flush=True)
 
 
 def _scheduled(app: str, key: str) -> None:
@@ -150,14 +198,76 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m herald_load bench",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("what", nargs="?", choices=[*BENCHMARKS, "all"], default="all")
-    what = parser.parse_args(argv).what
+    parser.add_argument("--profile", action="store_true",
+                        help="fan-out: JFR and Redis command statistics over the warm run, tables to docs/perf/")
+    parser.add_argument("--record", action="store_true",
+                        help="append this run's output to docs/benchmarks.md (dated, with commit and load)")
+    options = parser.parse_args(argv)
+    what = options.what
+    if not options.record:
+        return _run(what, options.profile)
+    tee = _Tee(sys.stdout)
+    with contextlib.redirect_stdout(tee):
+        code = _run(what, options.profile)
+    _record(argv if argv is not None else sys.argv[1:], tee.getvalue())
+    return code
+
+
+class _Tee(io.StringIO):
+    """Keeps what is printed and passes it on."""
+
+    def __init__(self, out):
+        super().__init__()
+        self.out = out
+
+    def write(self, text: str) -> int:
+        self.out.write(text)
+        return super().write(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def _record(argv: list[str], output: str) -> None:
+    root = Path(__file__).resolve().parents[4]
+    commit = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h %s"],
+                            capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    section = (f"\n## {now:%Y-%m-%d %H:%M} UTC: `scripts/bench.sh {' '.join(argv)}`\n\n"
+               f"Commit {commit}{' (with uncommitted changes)' if dirty else ''}. Output as printed "
+               f"(load averages are 1, 5 and 15 minutes):\n\n```text\n{output.strip()}\n```\n")
+    with open(root / "docs" / "benchmarks.md", "a") as document:
+        document.write(section)
+    print(f"appended to {root / 'docs' / 'benchmarks.md'}")
+
+
+def _run(what: str, profiling: bool) -> int:
+    global API
     _gateway_settings(what)
-    platform = local_platform()
+    private = os.environ.get("BENCH_PORTS") == "free"
+    if private and what != "fanout":
+        print("ERROR: BENCH_PORTS=free runs the fan-out benchmark only")
+        return 2
+    # A private platform's services start with the JDK's AOT cache unless HERALD_AOT_CACHE=0.
+    platform = (LocalPlatform(run_dir() / "bench", jvm_options=os.environ.get("HERALD_JAVA_OPTS", "").split(),
+                              aot_cache=os.environ.get("HERALD_AOT_CACHE", "1") != "0")
+                if private else local_platform())
     try:
-        start(platform)
+        if private:
+            build(platform.root)
+            platform.start_infrastructure()
+            platform.start_gateways(1)
+            platform.start_connection_managers(1)
+            platform.start_dispatchers(1)
+            API = platform.dispatcher_urls[0]
+        else:
+            start(platform)
         provisioner = Provisioner(API, platform.admin_token, platform.sandbox_url)
         app = provisioner.create_app(f"bench-{int(time.time())}", name="Benchmark")
-        running = platform.pids()
+        # A private platform numbers its replicas (gateway-1); there is one of each.
+        running = {name.removesuffix("-1"): pid for name, pid in platform.pids().items()}
         # The Erlang VM, not RabbitMQ's start script, is where the broker's CPU goes.
         running["rabbitmq"] = platform.rabbit.vm_pid()
         pids = {name: running[name] for name in ("dispatcher", "gateway", "provider-sandbox",
@@ -165,14 +275,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine: {os.cpu_count()} cores, "
               f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') // 2**30} GiB, "
               f"load average {_load_average()}")
+        print(f"AOT cache: {'on' if platform.aot_cache else 'off'}")
+        _start_up(platform)
         print(f"gateway: max-in-flight {os.environ['HERALD_GATEWAY_MAX_IN_FLIGHT']}, "
+              f"{os.environ['HERALD_GATEWAY_FCM_CONNECTIONS']} FCM connections, "
               f"{os.environ['HERALD_GATEWAY_CONSUMERS_NORMAL']} normal consumers, "
               f"prefetch {os.environ['HERALD_GATEWAY_PREFETCH']}", flush=True)
         # Start from empty queues: a backlog of an earlier run would share the machine with this one.
         platform.purge_queues()
         selected = BENCHMARKS if what == "all" else (what,)
         if "fanout" in selected:
-            _fanout(app.app, app.api_key, ",".join(f"{name}={pid}" for name, pid in pids.items()))
+            _fanout(platform, app.app, app.api_key, pids, profiling)
         if "scheduled" in selected:
             _scheduled(app.app, app.api_key)
         if "cm-connections" in selected:
@@ -185,5 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ERROR: {error}")
         return 1
     finally:
-        platform.detach()   # the platform stays running, as after scripts/run-local.sh
+        if private:
+            platform.close()
+        else:
+            platform.detach()   # the platform stays running, as after scripts/run-local.sh
     return 0

@@ -26,19 +26,22 @@ import java.util.stream.Collectors;
  * keeps every target counted once. {@code stats:{<app>}} holds the app's running totals; it lives in
  * the app's hash slot, not the message's, so it is counted in a second step once the message's
  * step said "newly recorded" (a process dying between the two loses that one count from the app's
- * totals, never the message's).
+ * totals, never the message's). Target outcomes of one message are recorded in groups, one call for
+ * those that finish together (OutcomeGroups).
  */
 public final class MessageStatusStore {
     private final RedisClusterAsyncCommands<String, String> redis;
     private final HeraldFunctions functions;
     private final Duration ttl;
     private final Clock clock;
+    private final OutcomeGroups outcomes;
 
     public MessageStatusStore(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Duration ttl, Clock clock) {
         this.redis = redis;
         this.functions = functions;
         this.ttl = ttl;
         this.clock = clock;
+        this.outcomes = new OutcomeGroups(functions, ttl, clock);
     }
 
     private static String msg(String id) {
@@ -118,15 +121,11 @@ public final class MessageStatusStore {
 
     /**
      * Records one target's outcome once. Returns false when it was already recorded (a redelivery or
-     * a duplicate target), in which case nothing was counted.
+     * a duplicate target), in which case nothing was counted. Outcomes of one message that finish
+     * while an earlier one is being recorded go to Redis together, in one call.
      */
     public CompletableFuture<Boolean> record(String id, String appId, int batch, String targetKey, Outcome outcome) {
-        String reason = outcome.reason() == null ? "" : outcome.reason();
-        String tokenRemoved = outcome.tokenRemoved() ? "1" : "0";
-        return recordInMessage(id, batch, targetKey, outcome.kind().name(), reason, tokenRemoved)
-                .thenCompose(recording -> recording == Recording.RECORDED
-                        ? countForApp(appId, outcome.kind().name(), reason, tokenRemoved).thenApply(counted -> true)
-                        : CompletableFuture.completedFuture(false));
+        return outcomes.record(id, appId, batch, targetKey, outcome);
     }
 
     /**

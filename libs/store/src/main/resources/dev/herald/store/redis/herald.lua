@@ -35,28 +35,56 @@ end
 -- was removed, done-map TTL (s), now (ms).
 -- A status record that is gone (expired, or discarded because the send was refused) is not
 -- recreated: it would have no TTL and live forever.
-local function outcome_record(keys, args)
-  local msg, done, target, batch = keys[1], keys[2], args[1], args[2]
-  if redis.call('EXISTS', msg) == 0 then return STATUS_GONE end
+-- record_target is its part for one target once msg is known to exist; it returns the code and
+-- whether the message's counts changed (so complete_if_done must run).
+local function record_target(msg, done, target, batch, field, reason, token_removed)
   local prev = redis.call('HGET', done, target)
   if prev then
-    if prev == batch then return ALREADY_RECORDED end
+    if prev == batch then return ALREADY_RECORDED, false end
     -- The same target in another batch (a duplicate from audience expansion): not counted twice,
     -- the total shrinks once per (target, batch) however often this batch is redelivered, and the
     -- duplicate may be the last target outstanding. Target keys start with a channel name, so a
     -- field starting with '#' never collides with one.
     if redis.call('HSETNX', done, '#dup#' .. batch .. '#' .. target, '1') == 1 then
       redis.call('HINCRBY', msg, 'total', -1)
-      complete_if_done(msg, args[7])
+      return DUPLICATE_TARGET, true
     end
-    return DUPLICATE_TARGET
+    return DUPLICATE_TARGET, false
   end
-  if args[3] == 'skip' then return NOT_RECORDED end
+  if field == 'skip' then return NOT_RECORDED, false end
   redis.call('HSET', done, target, batch)
-  expire_once(done, args[6])
-  count(msg, args[3], args[4], args[5])
-  complete_if_done(msg, args[7])
-  return RECORDED
+  count(msg, field, reason, token_removed)
+  return RECORDED, true
+end
+
+local function outcome_record(keys, args)
+  local msg, done = keys[1], keys[2]
+  if redis.call('EXISTS', msg) == 0 then return STATUS_GONE end
+  local code, changed = record_target(msg, done, args[1], args[2], args[3], args[4], args[5])
+  if code == RECORDED then expire_once(done, args[6]) end
+  if changed then complete_if_done(msg, args[7]) end
+  return code
+end
+
+-- Records the outcomes of many targets of one message, each exactly as outcome_record would, in one
+-- step: the gateway sends the outcomes that finished while its previous call was on its way.
+-- KEYS msg:{id}, done:{id}. ARGV done-map TTL (s), now (ms), then five per target: target key, batch,
+-- outcome field, reason or '', '1' if the token was removed. Returns one code per target, in order.
+local function outcome_record_all(keys, args)
+  local msg, done, codes, recorded, changed = keys[1], keys[2], {}, false, false
+  local gone = redis.call('EXISTS', msg) == 0
+  for i = 3, #args, 5 do
+    local code, counted = STATUS_GONE, false
+    if not gone then
+      code, counted = record_target(msg, done, args[i], args[i + 1], args[i + 2], args[i + 3], args[i + 4])
+    end
+    codes[#codes + 1] = code
+    recorded = recorded or code == RECORDED
+    changed = changed or counted
+  end
+  if recorded then expire_once(done, args[1]) end
+  if changed then complete_if_done(msg, args[2]) end
+  return codes
 end
 
 -- Settles an MQTT target for good (delivered on the device's PUBACK, expired, or failed), once.
@@ -89,6 +117,13 @@ local function stats_count(keys, args)
       expire_once(keys[i], args[i + 2])
     end
   end
+  return 1
+end
+
+-- An app's running totals for a group of outcomes (outcome_record_all's), in one step.
+-- KEYS stats:{app}. ARGV counter field, increment; repeated.
+local function stats_add(keys, args)
+  for i = 1, #args, 2 do redis.call('HINCRBY', keys[1], args[i], args[i + 1]) end
   return 1
 end
 
@@ -183,6 +218,14 @@ end
 
 -- Subscribes or unsubscribes a registered device. KEYS dev:{app}:<id>, devtopics:{app}:<id>,
 -- topic:{app}:<topic>. ARGV device id, topic, 'sub' or 'unsub'. Returns 0 if the device is unknown.
+-- Reads many devices of one app in one step (a page of a fan-out's audience): for each key, the
+-- fields named in ARGV, nil where missing. KEYS dev:{app}:<id>... ARGV field names.
+local function device_read(keys, args)
+  local rows = {}
+  for i = 1, #keys do rows[i] = redis.call('HMGET', keys[i], unpack(args)) end
+  return rows
+end
+
 local function device_topic(keys, args)
   if redis.call('EXISTS', keys[1]) == 0 then return 0 end
   local op = args[3] == 'sub' and 'SADD' or 'SREM'
@@ -437,15 +480,18 @@ local function device_zone(keys, args)
 end
 
 redis.register_function('outcome_record', outcome_record)
+redis.register_function('outcome_record_all', outcome_record_all)
 redis.register_function('outcome_settle', outcome_settle)
 redis.register_function{function_name = 'outcome_settled', callback = outcome_settled, flags = {'no-writes'}}
 redis.register_function('stats_count', stats_count)
+redis.register_function('stats_add', stats_add)
 redis.register_function('expansion_done', expansion_done)
 redis.register_function('expansion_advance', expansion_advance)
 redis.register_function('app_update', app_update)
 redis.register_function('device_register', device_register)
 redis.register_function('device_remove', device_remove)
 redis.register_function('device_topic', device_topic)
+redis.register_function{function_name = 'device_read', callback = device_read, flags = {'no-writes'}}
 redis.register_function('box_put', box_put)
 redis.register_function('box_remove', box_remove)
 redis.register_function{function_name = 'box_read', callback = box_read, flags = {'no-writes'}}

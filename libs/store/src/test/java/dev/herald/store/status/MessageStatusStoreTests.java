@@ -116,6 +116,37 @@ class MessageStatusStoreTests {
     }
 
     @Test
+    void outcomesRecordedTogetherCountEachTargetOnceAsOneByOneWould() {
+        String app = "grouped-" + id;
+        int targets = 3 * 500 + 7;   // more than one call's worth (OutcomeGroups.MOST_PER_CALL), so several groups
+        join(store.accepted(id, app, Optional.of(targets), acceptedAt));
+
+        List<java.util.concurrent.CompletableFuture<Boolean>> recorded = new java.util.ArrayList<>();
+        for (int i = 0; i < targets; i++) {
+            Outcome outcome = i % 10 == 0 ? Outcome.failed("UNREGISTERED", true) : Outcome.sent();
+            recorded.add(store.record(id, app, i / 500, "fcm:tok-" + i, outcome));
+            if (i % 100 == 0) {   // a redelivered batch's answer, and the same target in another batch
+                recorded.add(store.record(id, app, i / 500, "fcm:tok-" + i, Outcome.sent()));
+                recorded.add(store.record(id, app, 99, "fcm:tok-" + i, Outcome.sent()));
+            }
+        }
+
+        List<Boolean> answers = recorded.stream().map(TestRedis::join).toList();
+        int duplicates = (targets + 99) / 100;
+        assertThat(answers.stream().filter(Boolean::booleanValue).count()).isEqualTo(targets);
+        assertThat(answers.stream().filter(answer -> !answer).count()).isEqualTo(2L * duplicates);
+        int failed = (targets + 9) / 10;
+        MessageStatus status = status();
+        assertThat(status.sent()).isEqualTo(targets - failed);
+        assertThat(status.failed()).isEqualTo(failed);
+        assertThat(status.tokensRemoved()).isEqualTo(failed);
+        assertThat(status.total()).isEqualTo(targets - duplicates);   // each duplicate shrank the total once
+        assertThat(status.completedAt()).isNotNull();
+        assertThat(join(store.stats(app)))
+                .isEqualTo(new AppStats(targets - failed, failed, 0, failed, Map.of("UNREGISTERED", (long) failed), 0, 0, 0));
+    }
+
+    @Test
     void sameTargetRecordedTwiceByTheSameBatchCountsOnce() {
         join(store.accepted(id, APP, Optional.of(2), acceptedAt));
 

@@ -90,8 +90,11 @@ public final class AudienceExpander {
                             List<List<Target>> chunks = chunks(targets, config.batchSize());
                             Step next = new Step(page.last() ? ExpansionProgress.DONE : page.cursor(),
                                     step.nextBatch() + chunks.size());
+                            // The page's batches go out together and their confirms are awaited together
+                            // (pipelined, not one by one); progress is saved only once all are confirmed.
                             return Flux.range(0, chunks.size())
-                                    .concatMap(i -> publish(job.batch(step.nextBatch() + i, chunks.get(i), throttlePerMinute)))
+                                    .flatMap(i -> publish(job.batch(step.nextBatch() + i, chunks.get(i), throttlePerMinute)),
+                                            Math.max(1, chunks.size()))
                                     .then(Mono.defer(() -> Mono.fromFuture(progress.advance(job.messageId(), next, targets.size()))))
                                     .thenReturn(next);
                         }));

@@ -10,7 +10,10 @@ import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.store.app.App;
 import dev.herald.store.app.FcmCredential;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import java.net.URI;
 import java.time.Clock;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.HttpProtocol;
 import reactor.netty.http.client.HttpClient;
@@ -30,16 +33,19 @@ public final class FcmSender implements ProviderSender, AutoCloseable {
     private final FcmAccessTokens tokens;
     private final JsonMapper json;
     private final Clock clock;
+    private final String endpoint;
+    /** Each project's send URI, parsed once: a URI string is parsed (by regular expression) per request. */
+    private final Map<String, URI> sendUris = new ConcurrentHashMap<>();
 
     public FcmSender(GatewayProperties.Fcm config, FcmAccessTokens tokens, JsonMapper json, Clock clock) {
         this.tokens = tokens;
         this.json = json;
         this.clock = clock;
+        this.endpoint = config.endpoint().toString().replaceAll("/+$", "");
         this.connections = ConnectionProvider.builder("fcm").maxConnections(config.connections())
                 .pendingAcquireMaxCount(-1).build();
         boolean tls = "https".equalsIgnoreCase(config.endpoint().getScheme());
         HttpClient client = HttpClient.create(connections)
-                .baseUrl(config.endpoint().toString())
                 .protocol(tls ? HttpProtocol.H2 : HttpProtocol.H2C)
                 .responseTimeout(config.requestTimeout())
                 .headers(headers -> headers.set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=UTF-8"));
@@ -69,7 +75,8 @@ public final class FcmSender implements ProviderSender, AutoCloseable {
         }
         return token.flatMap(bearer -> http
                 .post()
-                .uri("/v1/projects/" + credential.projectId() + "/messages:send")
+                .uri(sendUris.computeIfAbsent(credential.projectId(),
+                        project -> URI.create(endpoint + "/v1/projects/" + project + "/messages:send")))
                 .send((request, outbound) -> {
                     request.header(HttpHeaderNames.AUTHORIZATION, "Bearer " + bearer);
                     return outbound.sendByteArray(Mono.just(body));

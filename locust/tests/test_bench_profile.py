@@ -1,0 +1,56 @@
+"""The fan-out profile's tables, from ``jfr print`` text and ``INFO commandstats`` (no servers started)."""
+
+from __future__ import annotations
+
+from herald_load.bench.profile import area, parse_stacks, render, render_redis
+
+JFR_PRINT = """jdk.ExecutionSample {
+  startTime = 06:04:01.123 (2026-11-24)
+  sampledThread = "lettuce-epollEventLoop-6-1" (javaThreadId = 52)
+  state = "STATE_RUNNABLE"
+  stackTrace = [
+    reactor.core.publisher.FluxFlatMap$FlatMapMain.drainLoop() line: 812
+    dev.herald.gateway.delivery.BatchDelivery.send(BatchDelivery$Work, int) line: 150
+    java.lang.Thread.run() line: 1474
+  ]
+}
+
+jdk.ExecutionSample {
+  startTime = 06:04:01.133 (2026-11-24)
+  stackTrace = [
+    io.netty.channel.epoll.Native.epollWait(FileDescriptor, long, int, int) line: 220
+    java.lang.Thread.run() line: 1474
+    ...
+  ]
+}
+"""
+
+
+def test_stacks_are_read_innermost_first_without_line_numbers():
+    stacks = parse_stacks(JFR_PRINT)
+
+    assert stacks == [["reactor.core.publisher.FluxFlatMap$FlatMapMain.drainLoop()",
+                       "dev.herald.gateway.delivery.BatchDelivery.send(BatchDelivery$Work, int)",
+                       "java.lang.Thread.run()"],
+                      ["io.netty.channel.epoll.Native.epollWait(FileDescriptor, long, int, int)",
+                       "java.lang.Thread.run()"]]
+
+
+def test_a_page_counts_self_and_total_samples_by_frame_and_area():
+    page = render("gateway", parse_stacks(JFR_PRINT), "Fan-out")
+
+    assert "2 CPU samples" in page
+    assert "| `Reactor` | 1 | 50.0% |" in page
+    assert "| `java.lang.Thread.run()` | 2 | 100.0% |" in page      # total: on both stacks
+    assert "| `dev.herald.gateway.delivery.BatchDelivery.send(BatchDelivery$Work, int)` | 1 | 50.0% |" in page
+    assert area("reactor.netty.http.client.HttpClient.post()") == "Reactor Netty"
+
+
+def test_redis_commands_are_listed_by_time_per_notification():
+    stats = ("# Commandstats\r\ncmdstat_hget:calls=100,usec=50,usec_per_call=0.50,rejected_calls=0,failed_calls=0\r\n"
+             "cmdstat_fcall:calls=4,usec=400,usec_per_call=100.00,rejected_calls=0,failed_calls=0\r\n")
+
+    lines = render_redis(stats, 100, "Fan-out").splitlines()
+    rows = [line for line in lines if line.startswith("| fcall") or line.startswith("| hget")]
+
+    assert rows == ["| fcall | 4 | 0.040 | 400 | 100.00 | 4.00 |", "| hget | 100 | 1.000 | 50 | 0.50 | 0.50 |"]
