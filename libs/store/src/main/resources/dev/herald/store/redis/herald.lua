@@ -120,10 +120,15 @@ local function stats_count(keys, args)
   return 1
 end
 
--- An app's running totals for a group of outcomes (outcome_record_all's), in one step.
--- KEYS stats:{app}. ARGV counter field, increment; repeated.
+-- An app's running totals for a group of outcomes (outcome_record_all's), in one step, and the same
+-- counts in its current minute's and hour's buckets (as stats_count).
+-- KEYS stats:{app}, statsm:{app}:<minute>, statsh:{app}:<hour>. ARGV minute bucket TTL (s), hour
+-- bucket TTL (s), then counter field, increment; repeated.
 local function stats_add(keys, args)
-  for i = 1, #args, 2 do redis.call('HINCRBY', keys[1], args[i], args[i + 1]) end
+  for i = 3, #args, 2 do
+    for k = 1, #keys do redis.call('HINCRBY', keys[k], args[i], args[i + 1]) end
+  end
+  for k = 2, #keys do expire_once(keys[k], args[k - 1]) end
   return 1
 end
 

@@ -9,6 +9,7 @@ import dev.herald.store.quota.RateBuckets.Limit;
 import dev.herald.testsupport.SettableClock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -18,7 +19,7 @@ class RateBucketsTests {
     @RegisterExtension
     static final TestRedis otherReplica = new TestRedis();
 
-    private final SettableClock clock = new SettableClock(Instant.parse("2026-11-24T07:00:00Z"));
+    private final SettableClock clock = new SettableClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(Duration.ofHours(1)));
     private final RateBuckets one = new RateBuckets(redis.functions(), clock);
     private final RateBuckets two = new RateBuckets(otherReplica.functions(), clock);
 
