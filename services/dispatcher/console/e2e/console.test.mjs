@@ -243,6 +243,9 @@ test('the overview and message list show the demo pushes, on a laptop and a phon
 
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('heading', { name: 'Outcomes' }).waitFor();
+  // Chart.js resizes its canvas from a ResizeObserver, after the viewport changed: wait for it (bounded).
+  await page.waitForFunction(() => document.documentElement.scrollWidth - window.innerWidth <= 1, null, { timeout: 5000 })
+    .catch(() => {});
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `no sideways scrolling on a phone (${overflow}px)`);
   await shot('overview-phone');
