@@ -93,6 +93,15 @@ if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
   (cd "$LOCUST_DIR" && "${VENV}/bin/python" -m pytest -q -m console) || failed+=("console browser tests (locust/tests/test_console.py)")
 fi
 
+# Property-based fuzzing of the dispatcher's API from its OpenAPI document: schemathesis (pinned, in
+# a venv of its own) against a dispatcher with real Redis and RabbitMQ, every check on, zero failures;
+# it prints its seed (replay: HERALD_FUZZ_SEED=<seed>). After Maven: it needs the dispatcher's jar.
+if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
+  log "Python: API fuzzing of the dispatcher (scripts/api-fuzz/fuzz.py)"
+  "${VENV}/bin/python" "${HERALD_ROOT}/scripts/api-fuzz/fuzz.py" || failed+=("API fuzzing (scripts/api-fuzz)")
+fi
+
+
 # One cluster with kwok nodes and a real node (containerd, kubelet, kube-proxy, CoreDNS) for the chart
 # tests, the real-node tests and KEDA scaling real pods (docs/autoscaling.md); last: a teardown that
 # left iptables chains behind cannot break the suites before it. After Maven: the chart tests read what Maven's tests leave (contract classes,

@@ -34,7 +34,7 @@ def test_a_gateway_command_points_at_this_platform_and_its_arguments_win(tmp_pat
             "--herald.gateway.fcm.endpoint=http://127.0.0.1:21003",
             "--herald.gateway.apns.sandbox-endpoint=https://127.0.0.1:21004",
             "--spring.profiles.active=sandbox",
-            "--herald.gateway.fcm.allowed-token-hosts=127.0.0.1,localhost",
+            "--herald.fcm-token-hosts=127.0.0.1,localhost",
             "--herald.gateway.max-in-flight=4"} <= set(args)
     # Secrets go by environment, never on the command line.
     assert not any(platform.crypto_key in a or platform.admin_token in a for a in command)

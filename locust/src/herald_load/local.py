@@ -256,8 +256,10 @@ class LocalPlatform:
     def _backends(self) -> dict[str, object]:
         # Arguments, not environment: they win over any environment the service is also given
         # (the KEDA scenario's gateways get a Helm release's, which names in-cluster servers).
+        # The sandbox's OAuth token endpoint (a Helm release's config allows Google's only): the
+        # dispatcher refuses a service account naming another host, the gateway will not use one.
         return {"spring.rabbitmq.host": "127.0.0.1", "spring.rabbitmq.port": self.rabbit.port,
-                "herald.redis-uri": self.redis.uri}
+                "herald.redis-uri": self.redis.uri, "herald.fcm-token-hosts": "127.0.0.1,localhost"}
 
     def _command(self, service: str, port: int, args: Mapping[str, object],
                  jvm_options: Iterable[str] | None = None) -> list[str]:
@@ -342,7 +344,11 @@ class LocalPlatform:
 
     def start_dispatchers(self, count: int, settings: dict[str, object] | None = None) -> None:
         """Starts dispatchers until ``count`` run, and waits for their readiness."""
-        args = {**self._backends(), **(settings or {})}
+        args = {**self._backends(),
+                # Local mode: Web Push subscriptions of the sandbox's push service (http, loopback).
+                "herald.dispatcher.webpush.allow-local": "true",
+                "herald.dispatcher.webpush.allowed-hosts": "127.0.0.1,localhost",
+                **(settings or {})}
         for i in range(len(self.dispatchers) + 1, count + 1):
             self.dispatchers.append(self._await_ready(lambda i=i: self._java_service(
                 "dispatcher", self._name("dispatcher", i), args, self.service_env())))
@@ -363,8 +369,6 @@ class LocalPlatform:
             "herald.gateway.apns.sandbox-endpoint": apns,
             "herald.gateway.apns.production-endpoint": apns,
             "herald.gateway.apns.trusted-certificate": self.sandbox.certificate,
-            # The sandbox's OAuth token endpoint (a Helm release's config allows Google's only).
-            "herald.gateway.fcm.allowed-token-hosts": "127.0.0.1,localhost",
             **(settings or {}),
         }
 

@@ -94,6 +94,21 @@ def settle(pids, quiet_share=0.2, longest=15.0):
     return time.monotonic() - t
 
 
+def webpush_registrations(host, port, a, auth):
+    """Subscribes ``a.count`` browsers at the sandbox's push service for the app's VAPID key (in
+    chunks; the sandbox gives each chunk one key pair) and returns device ``i``'s registration."""
+    _, key = request(host, port, "GET", f"/v1/apps/{a.app}/webpush/vapid-public-key", headers=auth)
+    subscriptions = []
+    for start in range(0, a.count, 10_000):
+        names = [f"{a.topic}-{i}" for i in range(start, min(a.count, start + 10_000))]
+        issue = urllib.request.Request(f"{a.sandbox}/sandbox/webpush/subscriptions", method="POST",
+                                       data=json.dumps({"names": names, "applicationServerKey": key["publicKey"]}).encode(),
+                                       headers={"Content-Type": "application/json"})
+        subscriptions += json.load(urllib.request.urlopen(issue, timeout=120))
+    return lambda i: {"channel": "webpush", "topics": [a.topic],
+                      "subscription": {"endpoint": subscriptions[i]["endpoint"], "keys": subscriptions[i]["keys"]}}
+
+
 def main(argv=None):
     return run(argv)["exit"]
 
@@ -111,6 +126,8 @@ def run(argv=None, window=None):
     p.add_argument("--topic", default="fanout")
     p.add_argument("--pids", default="", help="name=pid,... of services to report CPU and RSS for")
     p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--channel", choices=("fcm", "webpush"), default="fcm",
+                   help="webpush: browsers subscribed at the sandbox's push service (each push encrypted and VAPID-signed)")
     a = p.parse_args(argv)
     host, port = a.api.split(":")
     port = int(port)
@@ -119,9 +136,11 @@ def run(argv=None, window=None):
     # 1. Register the audience (not measured).
     t = time.monotonic()
 
+    registration = (webpush_registrations(host, port, a, auth) if a.channel == "webpush"
+                    else lambda i: {"channel": "fcm", "token": f"fanout-token-{i}", "topics": [a.topic]})
+
     def register(i):
-        status, body = request(host, port, "PUT", f"/v1/apps/{a.app}/devices/fanout-{i}",
-                               {"channel": "fcm", "token": f"fanout-token-{i}", "topics": [a.topic]}, auth)
+        status, body = request(host, port, "PUT", f"/v1/apps/{a.app}/devices/fanout-{i}", registration(i), auth)
         if status not in (200, 201):
             raise SystemExit(f"device registration failed: {status} {body}")
 
@@ -161,7 +180,8 @@ def run(argv=None, window=None):
     # Server-side timestamps: from the Dispatcher's accept to the last target's recorded outcome
     # (recorded after the sandbox's receipt, so this slightly overstates accept -> receipt).
     elapsed = (parse_instant(final["completedAt"]) - parse_instant(final["acceptedAt"]))
-    print(f"fan-out: {a.count} notifications to {final['targets']['sent']} distinct FCM tokens (sandbox accepted {stats['accepted']})")
+    kind = "Web Push subscriptions" if a.channel == "webpush" else "FCM tokens"
+    print(f"fan-out: {a.count} notifications to {final['targets']['sent']} distinct {kind} (sandbox accepted {stats['accepted']})")
     print(f"  accept (HTTP 202)         {accepted_ms:8.1f} ms")
     print(f"  accept -> last outcome    {elapsed:8.2f} s   (targets: warm <= 6 s, cold <= 12 s; the last sandbox receipt comes just before)")
     print(f"  throughput                {a.count / elapsed:8.0f} notifications/s")

@@ -1,4 +1,4 @@
-"""``python -m herald_load bench [fanout|accept|cm-connections|cm-delivery|all]`` (default all):
+"""``python -m herald_load bench [fanout|fanout-webpush|accept|import|cm-connections|cm-delivery|all]`` (default all):
 Herald's benchmarks, printing figures (no pass/fail thresholds: targets are in the output).
 
 Starts the local platform (:mod:`herald_load.localrun`, without the demo) with benchmark settings,
@@ -8,6 +8,9 @@ provisions a fresh app with the sandbox's credentials, then:
   API accept -> sandbox receipt, sandbox latency 50 ms. Targets: warm <= 6 s, cold <= 12 s, CPU
   per notification (gateway + dispatcher + Redis + RabbitMQ) <= 50 µs. Cold (services just
   started), then warm (same processes, second run).
+- fanout-webpush: the fan-out with ``WEBPUSH_COUNT`` (10,000) Web Push subscriptions of the
+  sandbox's push service instead of FCM tokens: every push encrypted (RFC 8291), VAPID-signed and
+  decrypted and checked by the sandbox. Same figures; no target of its own (a cold and a warm run).
 - accept: sustained single-token sends to the dispatcher with wrk on the same machine. Target:
   >= 5,000 requests/s, p99 <= 25 ms, no errors. The gateway is stopped during the run (so it
   measures the dispatcher, not the 2 cores it shares with gateway and sandbox), the backlog purged
@@ -16,6 +19,9 @@ provisions a fresh app with the sandbox's credentials, then:
   or ``SCHEDULED_ZONES`` zones of the same UTC offset) on a topic, one send with
   ``sendAtLocalTime`` a minute ahead; delay from the due time to the sandbox's first and last
   receipt. Target: first <= 1 s, last <= 10 s.
+- import: ``IMPORT_COUNT`` (100,000) device registrations in one streamed NDJSON bulk import
+  (:mod:`herald_load.bench.imports`), then the same import again (idempotent). Prints the time and
+  the CPU µs per registration of the dispatcher and Redis. Target: <= 5 s.
 - cm-connections: hold ``CM_CONNECTIONS`` (50,000) idle MQTT 5 connections on the connection
   manager, from source addresses 127.0.0.2.., and print its heap (after GC) and RSS per
   connection. Target: <= 20 kB per connection.
@@ -34,7 +40,7 @@ and the machine's load, to ``docs/benchmarks.md`` (earlier sections stay for com
 ``BENCH_PORTS=free`` runs a platform of its own on free ports under ``.run/bench`` (stopped at the
 end) instead of the local run's fixed ports, for a machine where those are taken (fan-out only).
 
-Knobs (environment): ``FANOUT_COUNT``, ``SEED_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
+Knobs (environment): ``FANOUT_COUNT``, ``SEED_COUNT``, ``IMPORT_COUNT``, ``WEBPUSH_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
 ``CM_HOLD_SECONDS``, ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
 """
@@ -54,7 +60,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import fanout, mqtt, profile, scheduled, seed
+from . import fanout, imports, mqtt, profile, scheduled, seed
 from ..local import LocalPlatform
 from ..localrun import build, local_platform, run_dir, start
 from ..processes import PlatformError
@@ -62,7 +68,7 @@ from ..provisioning import Provisioner
 
 SEND_LUA = Path(__file__).with_name("send.lua")
 API = "http://127.0.0.1:8080"
-BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept")
+BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept", "import", "fanout-webpush")
 
 
 def _env(name: str, default: object) -> str:
@@ -130,12 +136,25 @@ def _fanout(platform, app: str, key: str, pids: dict[str, int], profiling: bool)
           f"the seed-style sender's {baseline['rate']:.0f}/s", flush=True)
 
 
+def _fanout_webpush(app: str, key: str, pids: str) -> None:
+    print(f"==> Web Push fan-out benchmark: {_env('WEBPUSH_COUNT', 10000)} notifications", flush=True)
+    for label, topic in (("cold (Web Push just started)", "webpush-cold"), ("warm (second run)", "webpush-warm")):
+        print(f"--- {label}", flush=True)
+        fanout.main(["--app", app, "--key", key, "--count", _env("WEBPUSH_COUNT", 10000),
+                     "--pids", pids, "--topic", topic, "--channel", "webpush"])
+
+
 def _scheduled(app: str, key: str) -> None:
     count, zones = _env("SCHEDULED_COUNT", 100000), _env("SCHEDULED_ZONES", 1)
     print(f"==> 07:00 benchmark: {count} devices in {zones} zone(s), a send at their local time a minute ahead",
           flush=True)
     scheduled.main(["--app", app, "--key", key, "--count", count, "--zones", zones])
     print(f"  load average after: {_load_average()}")
+
+
+def _import(app: str, key: str, pids: str) -> None:
+    print(f"==> bulk import benchmark: {_env('IMPORT_COUNT', 100000)} devices", flush=True)
+    imports.main(["--app", app, "--key", key, "--count", _env("IMPORT_COUNT", 100000), "--pids", pids])
 
 
 def _cm_connections(app: str, cm_pid: int, crypto_key: str) -> None:
@@ -171,7 +190,7 @@ def _wrk(app: str, key: str, connections: str, seconds: str) -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
-def _accept(platform, app: str, key: str) -> None:
+def _accept(platform, app: str, key: str, pids: dict[str, int]) -> None:
     seconds, connections = _env("ACCEPT_SECONDS", 30), _env("ACCEPT_CONNECTIONS", 32)
     print(f"==> accept benchmark: wrk, {connections} connections, {seconds} s (after a 10 s warm-up)",
           flush=True)
@@ -185,9 +204,15 @@ def _accept(platform, app: str, key: str) -> None:
         print("gateway stopped for this run: sends pile up in herald.send.high (purged afterwards)")
         platform.stop_gateways()
     _wrk(app, key, connections, "10")
+    cpu_before = {name: fanout.proc_cpu_seconds(pid) for name, pid in pids.items()}
     report = _wrk(app, key, connections, seconds).splitlines()
+    cpu = {name: fanout.proc_cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
     first = next(i for i, line in enumerate(report) if line.strip().startswith("requests "))
     print("\n".join(report[first:]))
+    requests = int(report[first].split()[1])
+    # CPU per request is far steadier than the rate on a shared machine.
+    print("  cpu per request: " + ", ".join(f"{name} {seconds / requests * 1e6:.0f} µs" for name, seconds in cpu.items())
+          + f" (total {sum(cpu.values()) / requests * 1e6:.0f} µs)")
     print(f"  load average after: {_load_average()}")
     if not pipeline:
         platform.rabbit.purge(["herald.send.high"])
@@ -286,6 +311,8 @@ def _run(what: str, profiling: bool) -> int:
         selected = BENCHMARKS if what == "all" else (what,)
         if "fanout" in selected:
             _fanout(platform, app.app, app.api_key, pids, profiling)
+        if "fanout-webpush" in selected:
+            _fanout_webpush(app.app, app.api_key, ",".join(f"{name}={pid}" for name, pid in pids.items()))
         if "scheduled" in selected:
             _scheduled(app.app, app.api_key)
         if "cm-connections" in selected:
@@ -293,7 +320,10 @@ def _run(what: str, profiling: bool) -> int:
         if "cm-delivery" in selected:
             _cm_delivery(app.app, app.api_key)
         if "accept" in selected:
-            _accept(platform, app.app, app.api_key)
+            _accept(platform, app.app, app.api_key,
+                    {name: pids[name] for name in ("dispatcher", "redis", "rabbitmq")})
+        if "import" in selected:
+            _import(app.app, app.api_key, ",".join(f"{name}={pids[name]}" for name in ("dispatcher", "redis")))
     except PlatformError as error:
         print(f"ERROR: {error}")
         return 1

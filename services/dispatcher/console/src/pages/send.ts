@@ -16,7 +16,7 @@ export async function sendPage(main: HTMLElement) {
   const showProviders = async () => {
     replace(providers, h('p', { role: 'status' }, 'Building the preview…'));
     try {
-      const built = await call<MessagePreview>('POST', appPath('/messages/preview'), request());
+      const built = await call<MessagePreview>('POST', appPath('/previews'), request());
       const channels = Object.entries(built.channels);
       replace(providers, channels.length === 0
         ? h('p', {}, 'None of these devices is registered: nothing would be sent.')

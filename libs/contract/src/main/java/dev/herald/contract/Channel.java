@@ -1,4 +1,4 @@
 package dev.herald.contract;
 
-/** How a device is reached. */
-public enum Channel { fcm, apns, mqtt }
+/** How a device is reached; {@code webpush}: a browser's push service (RFC 8030). */
+public enum Channel { fcm, apns, mqtt, webpush }

@@ -3,6 +3,7 @@ package dev.herald.store;
 import dev.herald.store.app.ApiKeyIndex;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.app.AppStore;
+import dev.herald.store.app.FcmTokenHosts;
 import dev.herald.store.crypto.CredentialCipher;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.StaleTokens;
@@ -62,6 +63,11 @@ public class StoreConfiguration {
     @Bean
     CredentialCipher credentialCipher(StoreProperties properties) {
         return new CredentialCipher(properties.cryptoKey());
+    }
+
+    @Bean
+    FcmTokenHosts fcmTokenHosts(StoreProperties properties) {
+        return FcmTokenHosts.of(properties.fcmTokenHosts());
     }
 
     @Bean

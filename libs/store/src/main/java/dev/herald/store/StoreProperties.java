@@ -17,6 +17,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param appCacheTtl   upper bound on how stale the local app cache may get if an invalidation is missed
  * @param mqttBoxSize   most messages kept per MQTT device waiting for its PUBACK; the oldest is dropped
  * @param tokens        when device tokens are stale and when they are removed
+ * @param fcmTokenHosts hosts an FCM service account's {@code token_uri} may name: the gateway POSTs a
+ *                      signed assertion there, and the account comes from a tenant, so any other host
+ *                      is refused (the dispatcher refuses the account when it is set, the gateway
+ *                      will not use one). Google's; add the provider sandbox's host to test against it
  */
 @ConfigurationProperties("herald")
 public record StoreProperties(
@@ -26,7 +30,8 @@ public record StoreProperties(
         @DefaultValue("7d") Duration statusTtl,
         @DefaultValue("5m") Duration appCacheTtl,
         @DefaultValue("100") int mqttBoxSize,
-        @DefaultValue Tokens tokens) {
+        @DefaultValue Tokens tokens,
+        @DefaultValue("oauth2.googleapis.com") java.util.List<String> fcmTokenHosts) {
 
     /**
      * When a device's token counts as stale and when it is removed, both measured from its last

@@ -100,6 +100,11 @@ public class ConnectionManagerConfiguration {
         container.setQueueNames(MqttAddresses.nodeQueue(properties.nodeId()));
         container.setAcknowledgeMode(AcknowledgeMode.AUTO);
         container.setPrefetchCount(250);
+        // One ack (multiple) per 25 copies instead of one per copy: the listener still handles each
+        // copy as it arrives, only the ack waits (for 25 more, or the receive timeout when the queue
+        // is idle). A copy handled but not yet acked when the node stops is dropped with the queue;
+        // the device's box holds it. Well below the prefetch, so the broker never waits on the acks.
+        container.setBatchSize(25);
         container.setMessageListener(new NodeQueueListener(sessions, json));
         // Below the MQTT server's phase: consuming before devices connect, and until they are gone.
         container.setPhase(MqttServer.PHASE - 100);

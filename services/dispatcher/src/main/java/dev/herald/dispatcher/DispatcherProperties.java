@@ -24,7 +24,8 @@ import org.springframework.util.unit.DataSize;
  *                             when the send is accepted and queued as batches; longer ones (and
  *                             topics) go to the gateway as an audience job. 0 sends every list there.
  * @param apiRateLimit         API requests a second each app may make, across every dispatcher replica
- *                             (a shared bucket in Redis, a second's worth at once); more are answered
+ *                             (a shared bucket in Redis, a second's worth at once, which each replica takes
+ *                             from in leases of at most 20 ms worth); more are answered
  *                             429 with Retry-After. An app's own limit (admin API) wins. 0: no limit
  */
 @ConfigurationProperties("herald.dispatcher")

@@ -10,6 +10,7 @@ class ChartSettingsTests {
 
     @Test
     void theChartAgreesWithTheSettingsMetadata() {
-        ChartConfig.assertAgrees("dispatcher", DispatcherProperties.class, ScheduleProperties.class, StoreProperties.class);
+        ChartConfig.assertAgrees("dispatcher", DispatcherProperties.class, ScheduleProperties.class, StoreProperties.class,
+                dev.herald.dispatcher.device.WebPushEndpointProperties.class);
     }
 }

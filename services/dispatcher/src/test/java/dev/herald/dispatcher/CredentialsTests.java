@@ -23,8 +23,24 @@ class CredentialsTests extends DispatcherIntegrationTest {
         account.put("private_key", privateKey);
         account.put("client_email", "push@demo-project.iam.gserviceaccount.com");
         account.put("client_id", "1234567890");
-        account.put("token_uri", "http://127.0.0.1:9090/token");
+        account.put("token_uri", "https://oauth2.googleapis.com/token");
         return account;
+    }
+
+    /** The gateway would POST a signed assertion to the token_uri: a host outside herald.fcm-token-hosts is refused now. */
+    @Test
+    void aServiceAccountWhoseTokenUriIsOutsideTheAllowedHostsIsRefused() {
+        TestApp app = createApp();
+        for (String tokenUri : List.of("http://10.1.2.3/token", "http://127.0.0.1:9090/token", "https://oauth2.googleapis.com.evil/token")) {
+            Map<String, Object> account = serviceAccount(TestKeys.rsaPem());
+            account.put("token_uri", tokenUri);
+            Api.Response response = api().json("PUT", "/v1/apps/" + app.id() + "/credentials/fcm", ADMIN_TOKEN,
+                    Map.of("serviceAccount", account));
+            assertProblem(response, 400);
+            assertThat(response.json().at("/errors/0/field").asString()).as(tokenUri).isEqualTo("serviceAccount.token_uri");
+            assertThat(response.json().at("/errors/0/message").asString()).contains("oauth2.googleapis.com");
+        }
+        assertThat(api().get("/v1/apps/" + app.id(), ADMIN_TOKEN).json().get("fcm").isNull()).isTrue();
     }
 
     private static Map<String, Object> apns(String p8) {
@@ -126,7 +142,7 @@ class CredentialsTests extends DispatcherIntegrationTest {
         assertThat(api().call("DELETE", "/v1/apps/" + app.id() + "/credentials/apns", ADMIN_TOKEN, null, null).status())
                 .isEqualTo(204);
         assertThat(api().get("/v1/apps/" + app.id(), ADMIN_TOKEN).json().get("apns").isNull()).isTrue();
-        assertProblem(api().call("DELETE", "/v1/apps/" + app.id() + "/credentials/sms", ADMIN_TOKEN, null, null), 400);
+        assertProblem(api().call("DELETE", "/v1/apps/" + app.id() + "/credentials/sms", ADMIN_TOKEN, null, null), 404);
         assertProblem(api().call("DELETE", "/v1/apps/missing-app/credentials/fcm", ADMIN_TOKEN, null, null), 404);
         assertProblem(api().json("PUT", "/v1/apps/missing-app/credentials/apns", ADMIN_TOKEN,
                 apns(TestKeys.ecPem("secp256r1"))), 404);

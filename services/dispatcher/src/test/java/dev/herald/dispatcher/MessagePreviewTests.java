@@ -9,14 +9,14 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
-/** {@code POST .../messages/preview}: the providers' exact payloads, built by the gateway's code, and nothing sent. */
+/** {@code POST .../previews}: the providers' exact payloads, built by the gateway's code, and nothing sent. */
 class MessagePreviewTests extends DispatcherIntegrationTest {
     private static final String HOSTILE = "<img src=x onerror=alert(1)>";
 
     @Test
     void tokensArePreviewedPerChannelWithThePayloadsTheGatewaySendsAndNothingIsQueued() {
         TestApp app = createApp();
-        Api.Response preview = api().json("POST", "/v1/apps/" + app.id() + "/messages/preview", app.key(), Map.of(
+        Api.Response preview = api().json("POST", "/v1/apps/" + app.id() + "/previews", app.key(), Map.of(
                 "to", Map.of("tokens", List.of(Map.of("channel", "fcm", "token", "fcm-1"),
                         Map.of("channel", "apns", "token", "apns-1"), Map.of("channel", "fcm", "token", "fcm-2"),
                         Map.of("channel", "mqtt", "token", "box-1"))),
@@ -61,14 +61,14 @@ class MessagePreviewTests extends DispatcherIntegrationTest {
                 Map.of("channel", "apns", "token", "apns-9"));
         assertThat(put.status()).as(put.toString()).isEqualTo(200);
 
-        JsonNode topic = api().json("POST", "/v1/apps/" + app.id() + "/messages/preview", app.key(), Map.of(
+        JsonNode topic = api().json("POST", "/v1/apps/" + app.id() + "/previews", app.key(), Map.of(
                 "to", Map.of("topic", "news"), "data", Map.of("silent", "1"))).json().get("channels");
         assertThat(topic.propertyNames()).contains("fcm", "apns", "mqtt");
         assertThat(topic.get("fcm").get("body").get("message").get("token").asString()).isEqualTo("<each device's token>");
         assertThat(topic.get("apns").get("headers").get("apns-push-type").asString()).isEqualTo("background");
         assertThat(topic.get("apns").get("headers").get("apns-priority").asString()).isEqualTo("5");
 
-        JsonNode devices = api().json("POST", "/v1/apps/" + app.id() + "/messages/preview", app.key(), Map.of(
+        JsonNode devices = api().json("POST", "/v1/apps/" + app.id() + "/previews", app.key(), Map.of(
                 "to", Map.of("devices", List.of("phone-1", "unknown")), "title", "Hi")).json().get("channels");
         assertThat(devices.propertyNames()).containsExactly("apns");
         assertThat(devices.get("apns").get("target").asString()).isEqualTo("apns-9");
@@ -77,7 +77,7 @@ class MessagePreviewTests extends DispatcherIntegrationTest {
     @Test
     void badInputIsAProblemAsForASend() {
         TestApp app = createApp();
-        String path = "/v1/apps/" + app.id() + "/messages/preview";
+        String path = "/v1/apps/" + app.id() + "/previews";
         assertProblem(api().json("POST", path, app.key(), Map.of("to", Map.of("topic", "news"))), 400);
         assertProblem(api().json("POST", path, app.key(), Map.of("to", Map.of(), "title", "x")), 400);
         assertProblem(api().json("POST", path, null, Map.of("to", Map.of("topic", "news"), "title", "x")), 401);

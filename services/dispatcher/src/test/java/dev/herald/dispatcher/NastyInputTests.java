@@ -116,10 +116,55 @@ class NastyInputTests extends DispatcherIntegrationTest {
         softly.assertAll();
     }
 
+    /** Found by the API fuzzing (scripts/api-fuzz): each was a 500 before. */
+    @Test
+    void malformedContentTypesAndQueryStringsAreProblemsNot500s() {
+        TestApp app = createApp();
+        String a = "/v1/apps/" + app.id();
+        SoftAssertions softly = new SoftAssertions();
+        List<Endpoint> endpoints = List.of(new Endpoint("GET", a, true), new Endpoint("POST", a + "/keys", true),
+                new Endpoint("PUT", a + "/time-zone", true), new Endpoint("DELETE", a + "/credentials/fcm", true),
+                new Endpoint("GET", a + "/stats", false), new Endpoint("DELETE", a + "/devices/d1", false),
+                new Endpoint("PUT", a + "/devices/d1/topics/news", false), new Endpoint("POST", a + "/messages", false));
+        for (Endpoint endpoint : endpoints) {
+            for (String contentType : List.of("multipart/form-data", "multipart/form-data; boundary=",
+                    "application/x-www-form-urlencoded", ";;;", "application/json; charset=nope")) {
+                for (byte[] body : new byte[][] {null, utf8("a=b"), utf8("{\"timeZone\":\"UTC\"}")}) {
+                    Api.Response response = api().call(endpoint.method(), endpoint.path(),
+                            endpoint.admin() ? ADMIN_TOKEN : app.key(), body, contentType);
+                    check(softly, endpoint + " Content-Type: " + contentType, response);
+                }
+            }
+        }
+        for (String query : List.of("=1", "%FF=1", "a=%C3%28", "limit=%FF", "cursor=%00", "&&&", "limit=1&limit=2")) {
+            Api.Response response = api().call("GET", a + "/stale-devices?" + query, app.key(), null, null);
+            check(softly, "query " + query, response);
+        }
+        softly.assertAll();
+    }
+
+    @Test
+    void valuesOfTheWrongJsonTypeAreRefusedNotConverted() {
+        assertThat(api().json("POST", "/v1/apps", ADMIN_TOKEN, "{\"id\":false,\"name\":\"x\"}").status())
+                .isEqualTo(400);
+        TestApp app = createApp();
+        String send = "/v1/apps/" + app.id() + "/messages";
+        for (String ttl : List.of("1.5", "\"60\"", "true")) {
+            Api.Response response = api().json("POST", send, app.key(),
+                    "{\"to\":{\"topic\":\"news\"},\"title\":\"x\",\"ttl\":" + ttl + "}");
+            assertThat(response.status()).as("ttl " + ttl + " -> " + response).isEqualTo(400);
+            assertThat(response.json().get("errors").get(0).get("field").asString()).isEqualTo("ttl");
+        }
+        // JSON Schema's integer: 60.0 is the integer 60.
+        assertThat(api().json("POST", send, app.key(),
+                "{\"to\":{\"topic\":\"news\"},\"title\":\"x\",\"ttl\":60.0}").status()).isEqualTo(202);
+    }
+
     private static void check(SoftAssertions softly, String what, Api.Response response) {
         softly.assertThat(response.status()).as(what + " -> " + response).isLessThan(500);
         if (response.status() >= 400 && !"HEAD".equals(what.substring(0, Math.min(4, what.length())))) {
             softly.assertThat(response.contentType()).as(what + " -> " + response).startsWith("application/problem+json");
+            softly.assertThat(response.body()).as(what + " -> " + response).contains("\"type\":\"urn:herald:problem:");
         }
     }
 

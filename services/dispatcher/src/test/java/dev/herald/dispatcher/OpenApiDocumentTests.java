@@ -69,6 +69,27 @@ class OpenApiDocumentTests extends DispatcherIntegrationTest {
         }));
     }
 
+    /** OPTIONS on every documented path lists exactly its documented methods in Allow (HEAD and OPTIONS aside). */
+    @Test
+    void allowListsTheDocumentedMethods() throws Exception {
+        TestApp app = createApp();
+        document().get("paths").properties().forEach(path -> {
+            String concrete = path.getKey().replace("{appId}", app.id()).replace("{deviceId}", "d1")
+                    .replace("{topic}", "news").replace("{keyId}", "0000abcd")
+                    .replace("{messageId}", "0190a0b0-0000-7000-8000-000000000000");
+            java.util.Set<String> documented = new java.util.TreeSet<>();
+            path.getValue().properties().forEach(operation -> {
+                if (!operation.getKey().equals("parameters")) {
+                    documented.add(operation.getKey().toUpperCase(Locale.ROOT));
+                }
+            });
+            Api.Response response = api().call("OPTIONS", concrete, ADMIN_TOKEN, null, null);
+            java.util.Set<String> allowed = new java.util.TreeSet<>(List.of(response.header("Allow").orElse("").split("\\s*,\\s*")));
+            allowed.removeAll(List.of("HEAD", "OPTIONS"));
+            assertThat(allowed).as("Allow of " + path.getKey()).isEqualTo(documented);
+        });
+    }
+
     @Test
     void theDocumentIsServedWithoutAuthentication() {
         Api.Response response = api().get("/openapi.yaml", null);

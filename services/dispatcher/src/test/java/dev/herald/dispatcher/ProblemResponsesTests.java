@@ -63,7 +63,7 @@ class ProblemResponsesTests extends DispatcherIntegrationTest {
         Api.Response channel = send(app, "{\"to\":{\"tokens\":[{\"channel\":\"sms\",\"token\":\"t\"}]},\"title\":\"x\"}");
         assertProblem(channel, 400);
         assertThat(firstField(channel)).isEqualTo("to.tokens[0].channel");
-        assertThat(firstMessage(channel)).isEqualTo("must be one of [fcm, apns, mqtt]");
+        assertThat(firstMessage(channel)).isEqualTo("must be one of [fcm, apns, mqtt, webpush]");
     }
 
     @Test

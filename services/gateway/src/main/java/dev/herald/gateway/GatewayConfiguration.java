@@ -15,6 +15,7 @@ import dev.herald.gateway.delivery.DeliveryMetrics;
 import dev.herald.gateway.delivery.InFlightLimit;
 import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.gateway.fcm.FcmAccessTokens;
+import dev.herald.store.app.FcmTokenHosts;
 import dev.herald.gateway.fcm.FcmSender;
 import dev.herald.gateway.lifecycle.TokenMetrics;
 import dev.herald.gateway.lifecycle.TokenSweeper;
@@ -22,6 +23,8 @@ import dev.herald.gateway.mqtt.MqttSender;
 import dev.herald.gateway.quota.DeliveryGate;
 import dev.herald.gateway.quota.Parking;
 import dev.herald.gateway.quota.QuotaMetrics;
+import dev.herald.gateway.webpush.WebPushMetrics;
+import dev.herald.gateway.webpush.WebPushSender;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.StaleTokens;
@@ -104,8 +107,8 @@ public class GatewayConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    FcmSender fcmSender(GatewayProperties properties, JsonMapper json, Clock clock) {
-        return new FcmSender(properties.fcm(), new FcmAccessTokens(clock, properties.fcm().allowedTokenHosts()), json, clock);
+    FcmSender fcmSender(GatewayProperties properties, FcmTokenHosts tokenHosts, JsonMapper json, Clock clock) {
+        return new FcmSender(properties.fcm(), new FcmAccessTokens(clock, tokenHosts), json, clock);
     }
 
     @Bean(destroyMethod = "shutdownGracefully")
@@ -127,6 +130,11 @@ public class GatewayConfiguration {
     @Bean
     MqttSender mqttSender(MqttOutbox outbox, ConfirmedPublisher publisher, JsonMapper json) {
         return new MqttSender(outbox, publisher, json);
+    }
+
+    @Bean(destroyMethod = "close")
+    WebPushSender webPushSender(GatewayProperties properties, MeterRegistry registry, JsonMapper json, Clock clock) {
+        return new WebPushSender(properties.webpush(), new WebPushMetrics(registry), json, clock);
     }
 
     @Bean

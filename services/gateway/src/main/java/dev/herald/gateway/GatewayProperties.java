@@ -22,6 +22,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param dedupeTtl     how long finished targets are remembered for redelivered batches
  * @param fcm           FCM HTTP v1 endpoint and connection pool
  * @param apns          APNs endpoints and connections
+ * @param webpush       Web Push (browsers): connections to push services and the VAPID token
  * @param tokenSweep    the sweep that removes devices whose token went unrefreshed too long
  * @param quota         each app's provider quotas, shared by every replica through Redis (an app's
  *                      own limits, set through the admin API, win over these defaults)
@@ -35,6 +36,7 @@ public record GatewayProperties(
         @DefaultValue Audience audience,
         @DefaultValue Fcm fcm,
         @DefaultValue Apns apns,
+        @DefaultValue WebPush webpush,
         @DefaultValue TokenSweep tokenSweep,
         @DefaultValue Quota quota) {
 
@@ -78,14 +80,9 @@ public record GatewayProperties(
      *                       http:// URL is spoken as h2c.
      * @param connections    HTTP/2 connections in the pool; each multiplexes many requests
      * @param requestTimeout time allowed for one request before it counts as a transport failure
-     * @param allowedTokenHosts hosts a service account's {@code token_uri} may name. The gateway
-     *                       POSTs a signed assertion there, and the service account comes from a
-     *                       tenant: without this list a tenant could make the gateway call any
-     *                       internal address. Google's (the {@code sandbox} profile adds loopback).
      */
     public record Fcm(@DefaultValue("https://fcm.googleapis.com") URI endpoint, @DefaultValue("4") int connections,
-                      @DefaultValue("10s") Duration requestTimeout,
-                      @DefaultValue("oauth2.googleapis.com") java.util.List<String> allowedTokenHosts) {
+                      @DefaultValue("10s") Duration requestTimeout) {
     }
 
     /**
@@ -100,6 +97,25 @@ public record GatewayProperties(
                        @DefaultValue("https://api.push.apple.com:443") URI productionEndpoint,
                        Path trustedCertificate,
                        @DefaultValue("2") int connections) {
+    }
+
+    /**
+     * @param connectionsPerHost connections to one push service host (FCM's, Mozilla's, Apple's, ...);
+     *                           HTTP/2 multiplexes many requests over each where the service offers it
+     * @param requestTimeout     time allowed for one request before it counts as a transport failure
+     * @param vapidLifetime      the VAPID JWT's {@code exp} from its signing (RFC 8292 allows 24 hours);
+     *                           one token is reused for half of it
+     * @param subject            the VAPID {@code sub} (a {@code mailto:} or {@code https:} contact the
+     *                           push service can reach the sender at) for apps whose key pair names none
+     */
+    public record WebPush(@DefaultValue("16") int connectionsPerHost, @DefaultValue("10s") Duration requestTimeout,
+                          @DefaultValue("12h") Duration vapidLifetime,
+                          @DefaultValue("mailto:webpush@herald.invalid") String subject) {
+        public WebPush {
+            if (vapidLifetime.compareTo(Duration.ofHours(24)) > 0 || !vapidLifetime.isPositive()) {
+                throw new IllegalArgumentException("herald.gateway.webpush.vapid-lifetime must be positive and at most 24h (RFC 8292)");
+            }
+        }
     }
 
     /**

@@ -2,6 +2,8 @@ package dev.herald.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.herald.store.StoreProperties;
+
 import java.net.URI;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -19,14 +21,18 @@ import org.springframework.context.annotation.Configuration;
 class GatewayPropertiesTests {
 
     @Configuration(proxyBeanMethods = false)
-    @EnableConfigurationProperties(GatewayProperties.class)
+    @EnableConfigurationProperties({GatewayProperties.class, StoreProperties.class})
     static class SettingsOnly {
     }
 
     private static GatewayProperties settings(String... profiles) {
+        return settings(GatewayProperties.class, profiles);
+    }
+
+    private static <T> T settings(Class<T> type, String... profiles) {
         try (ConfigurableApplicationContext context = new SpringApplicationBuilder(SettingsOnly.class)
                 .web(WebApplicationType.NONE).profiles(profiles).run("--spring.main.banner-mode=off")) {
-            return context.getBean(GatewayProperties.class);
+            return context.getBean(type);
         }
     }
 
@@ -34,7 +40,7 @@ class GatewayPropertiesTests {
     void aBareStartTalksToTheRealProviders() {
         GatewayProperties properties = settings();
         assertThat(properties.fcm().endpoint()).isEqualTo(URI.create("https://fcm.googleapis.com"));
-        assertThat(properties.fcm().allowedTokenHosts()).containsExactly("oauth2.googleapis.com");
+        assertThat(settings(StoreProperties.class).fcmTokenHosts()).containsExactly("oauth2.googleapis.com");
         assertThat(properties.apns().sandboxEndpoint()).isEqualTo(URI.create("https://api.sandbox.push.apple.com:443"));
         assertThat(properties.apns().productionEndpoint()).isEqualTo(URI.create("https://api.push.apple.com:443"));
         assertThat(properties.apns().trustedCertificate()).as("the JDK's roots, i.e. Apple's").isNull();
@@ -44,7 +50,7 @@ class GatewayPropertiesTests {
     void theSandboxProfileTalksToTheProviderSandboxOnThisMachine() {
         GatewayProperties properties = settings("sandbox");
         assertThat(properties.fcm().endpoint()).isEqualTo(URI.create("http://127.0.0.1:9090"));
-        assertThat(properties.fcm().allowedTokenHosts()).contains("127.0.0.1", "localhost");
+        assertThat(settings(StoreProperties.class, "sandbox").fcmTokenHosts()).contains("127.0.0.1", "localhost");
         assertThat(properties.apns().sandboxEndpoint()).isEqualTo(URI.create("https://127.0.0.1:9443"));
         assertThat(properties.apns().productionEndpoint()).isEqualTo(URI.create("https://127.0.0.1:9443"));
         assertThat(properties.apns().trustedCertificate())

@@ -3,6 +3,7 @@ package dev.herald.sandbox;
 import dev.herald.sandbox.counts.DeliveryCounts;
 import dev.herald.sandbox.demo.DemoCredentials;
 import dev.herald.sandbox.faults.FaultInjector;
+import dev.herald.sandbox.webpush.TestSubscriptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -97,6 +98,11 @@ public final class ProviderSandbox implements AutoCloseable {
     /** Demo APNs credentials: {@code p8}, {@code keyId}, {@code teamId}, {@code topic}, {@code environment}. */
     public Map<String, Object> demoApns() {
         return context.getBean(DemoCredentials.class).apns();
+    }
+
+    /** The Web Push service's test subscriptions: {@code issue(names, applicationServerKey)}, {@code lastPayload(name)}. */
+    public TestSubscriptions webPush() {
+        return context.getBean(TestSubscriptions.class);
     }
 
     /** Delivery counts: {@code received(token)}, {@code stats()}, {@code reset()}. */

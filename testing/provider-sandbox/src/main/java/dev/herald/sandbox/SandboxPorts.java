@@ -62,7 +62,7 @@ public class SandboxPorts {
 
     @EventListener(ApplicationReadyEvent.class)
     void ready() {
-        log.info("Provider sandbox ready: FCM {} (h2c and HTTP/1.1, token endpoint {}, control API /sandbox), APNs {}",
+        log.info("Provider sandbox ready: FCM {} (h2c and HTTP/1.1, token endpoint {}, control API /sandbox, Web Push /webpush), APNs {}",
                 fcmEndpoint(), tokenUri(), apnsEndpoint());
     }
 }

@@ -9,6 +9,6 @@ class SettingsReferenceTests {
 
     @Test
     void theSettingsReferenceIsCurrent() {
-        SettingsReference.assertCurrent("provider-sandbox", SandboxProperties.class, Faults.class);
+        SettingsReference.assertCurrent("provider-sandbox", SandboxProperties.class, Faults.class, dev.herald.sandbox.webpush.WebPushProperties.class);
     }
 }

@@ -46,7 +46,7 @@ public final class FcmRequests {
 
     /** Overrides win; nested objects are merged rather than replaced, so {"android": {"priority": ...}} keeps the ttl. */
     @SuppressWarnings("unchecked")
-    static void deepMerge(Map<String, Object> base, Map<String, Object> overrides) {
+    public static void deepMerge(Map<String, Object> base, Map<String, Object> overrides) {
         overrides.forEach((key, value) -> {
             if (value instanceof Map<?, ?> nested && base.get(key) instanceof Map<?, ?> existing) {
                 Map<String, Object> merged = new LinkedHashMap<>((Map<String, Object>) existing);

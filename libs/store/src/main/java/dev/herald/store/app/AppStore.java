@@ -3,6 +3,7 @@ package dev.herald.store.app;
 import dev.herald.store.crypto.CredentialCipher;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.redis.HeraldFunctions;
+import dev.herald.store.webpush.WebPushCredential;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Clock;
@@ -16,13 +17,14 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Apps in Redis, one hash per app ({@code app:{<id>}}): name, version, API key hashes
- * ({@code key:<keyId>}) encrypted credentials ({@code cred:fcm}, {@code cred:apns}) and rate limits ({@code limits}, JSON). Every change
+ * ({@code key:<keyId>}) encrypted credentials ({@code cred:fcm}, {@code cred:apns}, {@code cred:webpush}) and rate limits ({@code limits}, JSON). Every change
  * bumps the version and publishes the app id on {@value #CHANGES_CHANNEL} so local caches drop it.
  * Reads on the hot path go through {@link AppCache}, not here.
  */
 public final class AppStore {
     public static final String CHANGES_CHANNEL = RedisKeys.APP_CHANGES_CHANNEL;
     private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final String WEBPUSH_FIELD = "cred:webpush";
 
     private final RedisClusterAsyncCommands<String, String> redis;
     private final HeraldFunctions functions;
@@ -40,16 +42,21 @@ public final class AppStore {
         return RedisKeys.app(appId);
     }
 
-    /** Creates the app with a first API key; empty if an app with this id exists. */
+    /**
+     * Creates the app with a first API key and a VAPID key pair of its own (Web Push works without
+     * a credential upload); empty if an app with this id exists.
+     */
     public CompletableFuture<Optional<ApiKeys.Issued>> create(String appId, String name) {
         ApiKeys.Issued issued = ApiKeys.issue();
+        String vapid = sealedWebPush(appId, WebPushCredential.generate(null));
         return redis.hsetnx(key(appId), "name", name).toCompletableFuture().thenCompose(created -> {
             if (!created) {
                 return CompletableFuture.completedFuture(Optional.<ApiKeys.Issued>empty());
             }
             return redis.hset(key(appId), Map.of("createdAt", clock.instant().toString(), "version", "0"))
                     .toCompletableFuture()
-                    .thenCompose(ignored -> change(appId, Map.of(keyField(issued.keyId()), keyValue(issued)), List.of()))
+                    .thenCompose(ignored -> change(appId, Map.of(keyField(issued.keyId()), keyValue(issued),
+                            WEBPUSH_FIELD, vapid), List.of()))
                     .thenApply(version -> Optional.of(issued));
         });
     }
@@ -77,12 +84,22 @@ public final class AppStore {
                 "credAt:apns", clock.instant().toString()), List.of());
     }
 
+    /** Replaces the app's VAPID key pair (a generated one, or the app's own). False if the app is unknown. */
+    public CompletableFuture<Boolean> setWebPush(String appId, WebPushCredential credential) {
+        return change(appId, Map.of(WEBPUSH_FIELD, sealedWebPush(appId, credential),
+                "credAt:webpush", clock.instant().toString()), List.of());
+    }
+
+    private String sealedWebPush(String appId, WebPushCredential credential) {
+        return cipher.encrypt(JSON.writeValueAsString(credential), appId);
+    }
+
     /** Replaces the app's rate limits; empty fields go back to the defaults. False if the app is unknown. */
     public CompletableFuture<Boolean> setLimits(String appId, AppLimits limits) {
         return change(appId, Map.of("limits", JSON.writeValueAsString(limits)), List.of());
     }
 
-    /** Removes a credential; {@code provider} is {@code fcm} or {@code apns}. */
+    /** Removes a credential; {@code provider} is {@code fcm}, {@code apns} or {@code webpush}. */
     public CompletableFuture<Boolean> clearCredential(String appId, String provider) {
         return change(appId, Map.of(), List.of("cred:" + provider, "credAt:" + provider));
     }
@@ -119,6 +136,8 @@ public final class AppStore {
                 .map(sealed -> JSON.readValue(cipher.decrypt(sealed, appId), FcmCredential.class));
         Optional<ApnsCredential> apns = Optional.ofNullable(fields.get("cred:apns"))
                 .map(sealed -> JSON.readValue(cipher.decrypt(sealed, appId), ApnsCredential.class));
+        Optional<WebPushCredential> webpush = Optional.ofNullable(fields.get(WEBPUSH_FIELD))
+                .map(sealed -> JSON.readValue(cipher.decrypt(sealed, appId), WebPushCredential.class));
         Instant createdAt = fields.containsKey("createdAt") ? Instant.parse(fields.get("createdAt")) : Instant.EPOCH;
         AppLimits limits = Optional.ofNullable(fields.get("limits"))
                 .map(stored -> JSON.readValue(stored, AppLimits.class)).orElse(AppLimits.DEFAULTS);
@@ -129,7 +148,7 @@ public final class AppStore {
             }
         });
         return new App(appId, fields.get("name"), createdAt, Long.parseLong(fields.getOrDefault("version", "0")),
-                keys, fcm, apns, limits, credentialsSetAt);
+                keys, fcm, apns, limits, webpush, credentialsSetAt);
     }
 
     private static String keyField(String keyId) {

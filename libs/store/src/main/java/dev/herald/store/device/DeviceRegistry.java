@@ -75,6 +75,29 @@ public final class DeviceRegistry {
         return call(Function.DEVICE_REGISTER, deviceKeys(appId, deviceId), args).thenCombine(listed, (created, ignored) -> created);
     }
 
+    /**
+     * Registers a batch of one app's devices in one call (they share the app's hash tag), each
+     * replaced as {@link #register} and {@link #setTimeZone} would; how many of them are new. The
+     * batch is one atomic step: a re-run of the same batch leaves the same devices.
+     */
+    public CompletableFuture<Long> registerAll(String appId, List<Registration> batch) {
+        if (batch.isEmpty()) {
+            return CompletableFuture.completedFuture(0L);
+        }
+        List<String> args = new ArrayList<>(5 + batch.size() * 6);
+        args.addAll(List.of(RedisKeys.tokenPrefix(appId), RedisKeys.topicPrefix(appId), RedisKeys.devicePrefix(appId),
+                RedisKeys.deviceTopicsPrefix(appId), String.valueOf(clock.millis())));
+        for (Registration device : batch) {
+            args.addAll(List.of(device.deviceId(), device.channel().name(), device.token(), device.timeZone().orElse(""),
+                    String.valueOf(device.topics().size())));
+            args.addAll(device.topics());
+        }
+        CompletableFuture<Long> listed = redis.sadd(RedisKeys.deviceApps(), appId).toCompletableFuture();
+        return functions.<Long>call(Function.DEVICE_IMPORT, ScriptOutputType.INTEGER,
+                        new String[] {RedisKeys.deviceRefreshed(appId)}, args.toArray(String[]::new))
+                .thenCombine(listed, (created, ignored) -> created);
+    }
+
     public CompletableFuture<Boolean> unregister(String appId, String deviceId) {
         return call(Function.DEVICE_REMOVE, deviceKeys(appId, deviceId),
                 List.of(RedisKeys.tokenPrefix(appId), RedisKeys.topicPrefix(appId), deviceId));

@@ -124,12 +124,22 @@ public final class RedisKeys {
         return "idem:" + appId + ":" + idempotencyKey;
     }
 
+    /** The prefix of an app's device hashes; the library appends the device id (a bulk import). */
+    public static String devicePrefix(String appId) {
+        return "dev:" + appTag(appId) + ":";
+    }
+
     public static String device(String appId, String deviceId) {
-        return "dev:" + appTag(appId) + ":" + deviceId;
+        return devicePrefix(appId) + deviceId;
+    }
+
+    /** The prefix of an app's device topic sets; the library appends the device id (a bulk import). */
+    public static String deviceTopicsPrefix(String appId) {
+        return "devtopics:" + appTag(appId) + ":";
     }
 
     public static String deviceTopics(String appId, String deviceId) {
-        return "devtopics:" + appTag(appId) + ":" + deviceId;
+        return deviceTopicsPrefix(appId) + deviceId;
     }
 
     /** The prefix of an app's topic sets; the library appends the topic name. */

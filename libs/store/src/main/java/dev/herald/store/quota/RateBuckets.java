@@ -77,7 +77,12 @@ public final class RateBuckets {
 
     /** One token for one API request of an app. */
     public CompletableFuture<Grant> takeApi(String appId, Limit limit) {
-        return take(new String[] {RedisKeys.apiRate(appId)}, limit, 1);
+        return takeApi(appId, limit, 1);
+    }
+
+    /** Up to {@code wanted} tokens for an app's API requests at once (a replica's lease of them). */
+    public CompletableFuture<Grant> takeApi(String appId, Limit limit, int wanted) {
+        return take(new String[] {RedisKeys.apiRate(appId)}, limit, wanted);
     }
 
     private CompletableFuture<Grant> take(String[] keys, Limit limit, int wanted) {

@@ -29,7 +29,7 @@ public final class HeraldFunctions {
         DELETE_IF_EQUAL, REPLACE_IF_EQUAL,
         MESSAGE_CANCEL, MESSAGE_RELEASE, OUTCOME_CANCEL, DEVICE_REMOVE_STALE,
         BUCKET_TAKE, BUCKET_PAUSE,
-        SCHEDULE_CLAIM, SCHEDULE_FIRED, DEVICE_ZONE;
+        SCHEDULE_CLAIM, SCHEDULE_FIRED, DEVICE_ZONE, DEVICE_IMPORT;
 
         String registeredName() {
             return name().toLowerCase(Locale.ROOT);

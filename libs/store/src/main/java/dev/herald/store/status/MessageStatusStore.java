@@ -164,14 +164,20 @@ public final class MessageStatusStore {
     }
 
     private CompletableFuture<Long> countForApp(String appId, String field, String reason, String tokenRemoved) {
-        return functions.call(Function.STATS_COUNT, ScriptOutputType.INTEGER, statsKeys(appId, clock.millis()), field,
-                reason, tokenRemoved, String.valueOf(MINUTE_BUCKETS_KEPT.toSeconds()), String.valueOf(HOUR_BUCKETS_KEPT.toSeconds()));
+        return functions.call(Function.STATS_COUNT, ScriptOutputType.INTEGER, appStatsKeys(appId, clock.millis()),
+                field, reason, tokenRemoved, String.valueOf(MINUTE_BUCKETS_KEPT.toSeconds()),
+                String.valueOf(HOUR_BUCKETS_KEPT.toSeconds()));
     }
 
-    /** The keys an outcome is counted in: the app's totals and its current minute's and hour's buckets. */
-    static String[] statsKeys(String appId, long nowMillis) {
+    /** Where an app's outcomes are counted at {@code nowMillis}: its totals, that minute's and that hour's bucket. */
+    static String[] appStatsKeys(String appId, long nowMillis) {
         return new String[] {RedisKeys.appStats(appId), RedisKeys.appStatsMinute(appId, nowMillis / MINUTE.toMillis()),
             RedisKeys.appStatsHour(appId, nowMillis / HOUR.toMillis())};
+    }
+
+    /** How long the minute and the hour buckets of {@link #appStatsKeys} are kept, in seconds. */
+    static String[] bucketTtlSeconds() {
+        return new String[] {String.valueOf(MINUTE_BUCKETS_KEPT.toSeconds()), String.valueOf(HOUR_BUCKETS_KEPT.toSeconds())};
     }
 
     /**
@@ -200,9 +206,9 @@ public final class MessageStatusStore {
     private static final Duration MINUTE = Duration.ofMinutes(1);
     private static final Duration HOUR = Duration.ofHours(1);
     /** Minute buckets back the last-hour chart; an hour more than that covers a bucket read at the turn. */
-    static final Duration MINUTE_BUCKETS_KEPT = Duration.ofHours(2);
+    private static final Duration MINUTE_BUCKETS_KEPT = Duration.ofHours(2);
     /** Hour buckets back the day and week charts, with a day of slack. */
-    static final Duration HOUR_BUCKETS_KEPT = Duration.ofDays(8);
+    private static final Duration HOUR_BUCKETS_KEPT = Duration.ofDays(8);
 
     /** Which of these targets already have an outcome (a redelivered batch, or a duplicate target). */
     public CompletableFuture<java.util.Set<String>> finished(String id, List<String> targetKeys) {

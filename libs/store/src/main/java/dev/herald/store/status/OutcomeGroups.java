@@ -119,7 +119,7 @@ final class OutcomeGroups {
                 });
     }
 
-    /** The app's totals and its minute and hour buckets, after the message's step said which outcomes were counted now. */
+    /** The app's totals, after the message's step said which outcomes were counted now. */
     private CompletableFuture<Void> countForApps(List<Pending> group, List<Long> codes) {
         Map<String, Map<String, Long>> byApp = new LinkedHashMap<>();
         for (int n = 0; n < group.size(); n++) {
@@ -136,17 +136,14 @@ final class OutcomeGroups {
                 counters.merge("tokensRemoved", 1L, Long::sum);
             }
         }
-        long now = clock.millis();
         return CompletableFuture.allOf(byApp.entrySet().stream().map(app -> {
-            List<String> args = new ArrayList<>();
-            args.add(String.valueOf(MessageStatusStore.MINUTE_BUCKETS_KEPT.toSeconds()));
-            args.add(String.valueOf(MessageStatusStore.HOUR_BUCKETS_KEPT.toSeconds()));
+            List<String> args = new ArrayList<>(List.of(MessageStatusStore.bucketTtlSeconds()));
             app.getValue().forEach((field, increment) -> {
                 args.add(field);
                 args.add(String.valueOf(increment));
             });
             return functions.<Long>call(Function.STATS_ADD, ScriptOutputType.INTEGER,
-                    MessageStatusStore.statsKeys(app.getKey(), now), args.toArray(String[]::new));
+                    MessageStatusStore.appStatsKeys(app.getKey(), clock.millis()), args.toArray(String[]::new));
         }).toArray(CompletableFuture[]::new));
     }
 }

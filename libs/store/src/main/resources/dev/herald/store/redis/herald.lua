@@ -122,13 +122,13 @@ end
 
 -- An app's running totals for a group of outcomes (outcome_record_all's), in one step, and the same
 -- counts in its current minute's and hour's buckets (as stats_count).
--- KEYS stats:{app}, statsm:{app}:<minute>, statsh:{app}:<hour>. ARGV minute bucket TTL (s), hour
--- bucket TTL (s), then counter field, increment; repeated.
+-- KEYS stats:{app}, statsm:{app}:<minute>, statsh:{app}:<hour>. ARGV minute bucket TTL (s),
+-- hour bucket TTL (s), then counter field, increment; repeated.
 local function stats_add(keys, args)
-  for i = 3, #args, 2 do
-    for k = 1, #keys do redis.call('HINCRBY', keys[k], args[i], args[i + 1]) end
+  for k = 1, #keys do
+    for i = 3, #args, 2 do redis.call('HINCRBY', keys[k], args[i], args[i + 1]) end
+    if k > 1 then expire_once(keys[k], args[k - 1]) end
   end
-  for k = 2, #keys do expire_once(keys[k], args[k - 1]) end
   return 1
 end
 
@@ -186,8 +186,10 @@ end
 -- Registers or updates a device (a re-registration is the token's refresh). KEYS dev:{app}:<id>,
 -- devtopics:{app}:<id>, devseen:{app} (device -> last refresh). ARGV token prefix,
 -- topic prefix, device id, channel, token, updatedAt (ms), topics... Returns 1 new, 0 updated.
-local function device_register(keys, args)
-  local dev, devtopics, token_prefix, topic_prefix, id = keys[1], keys[2], args[1], args[2], args[3]
+-- Registers or replaces one device (its token, topics and registration time); 1 when it is new.
+-- zone: nil keeps the device's time zone (device_zone sets it), '' clears it, else sets it.
+local function register_device(dev, devtopics, devseen, token_prefix, topic_prefix, id, channel, token, now,
+                               topics, zone)
   local old = redis.call('HMGET', dev, 'channel', 'token')
   local created = 1
   if old[1] then
@@ -195,12 +197,34 @@ local function device_register(keys, args)
     drop_token(token_prefix, old[1], old[2], id)
   end
   leave_topics(devtopics, topic_prefix, id)
-  redis.call('HSET', dev, 'channel', args[4], 'token', args[5], 'updatedAt', args[6])
-  if keys[3] then redis.call('ZADD', keys[3], args[6], id) end
-  redis.call('SET', token_prefix .. args[4] .. ':' .. args[5], id)
-  for i = 7, #args do
-    redis.call('SADD', topic_prefix .. args[i], id)
-    redis.call('SADD', devtopics, args[i])
+  redis.call('HSET', dev, 'channel', channel, 'token', token, 'updatedAt', now)
+  if zone == '' then redis.call('HDEL', dev, 'timeZone') elseif zone then redis.call('HSET', dev, 'timeZone', zone) end
+  if devseen then redis.call('ZADD', devseen, now, id) end
+  redis.call('SET', token_prefix .. channel .. ':' .. token, id)
+  for _, t in ipairs(topics) do
+    redis.call('SADD', topic_prefix .. t, id)
+    redis.call('SADD', devtopics, t)
+  end
+  return created
+end
+
+local function device_register(keys, args)
+  return register_device(keys[1], keys[2], keys[3], args[1], args[2], args[3], args[4], args[5], args[6],
+      {unpack(args, 7)}, nil)
+end
+
+-- A bulk import's batch of one app's devices (all under the app's hash tag, so one call per batch):
+-- keys[1] the app's devseen index; args: token, topic, device and device-topics prefixes, now, then
+-- per device: id, channel, token, time zone ('' for none), topic count, the topics. Each device is
+-- replaced as a single registration would (its time zone included). Returns how many were new.
+local function device_import(keys, args)
+  local token_prefix, topic_prefix, dev_prefix, devtopics_prefix, now = args[1], args[2], args[3], args[4], args[5]
+  local created, i = 0, 6
+  while i <= #args do
+    local id, ntopics = args[i], tonumber(args[i + 4])
+    created = created + register_device(dev_prefix .. id, devtopics_prefix .. id, keys[1], token_prefix, topic_prefix,
+        id, args[i + 1], args[i + 2], now, {unpack(args, i + 5, i + 4 + ntopics)}, args[i + 3])
+    i = i + 5 + ntopics
   end
   return created
 end
@@ -494,6 +518,7 @@ redis.register_function('expansion_done', expansion_done)
 redis.register_function('expansion_advance', expansion_advance)
 redis.register_function('app_update', app_update)
 redis.register_function('device_register', device_register)
+redis.register_function('device_import', device_import)
 redis.register_function('device_remove', device_remove)
 redis.register_function('device_topic', device_topic)
 redis.register_function{function_name = 'device_read', callback = device_read, flags = {'no-writes'}}

@@ -172,6 +172,33 @@ class DeviceRegistryTests {
         assertThat(join(devices.resolve(APP, List.of())).targets()).isEmpty();
     }
 
+    @Test
+    void registerAllReplacesEachDeviceAsARegistrationWouldAndCountsTheNewOnes() {
+        join(devices.register(APP, "d1", Channel.fcm, "tok-old", List.of("news", "sport")));
+        join(devices.setTimeZone(APP, "d1", java.util.Optional.of("Europe/Paris")));
+        List<Registration> batch = List.of(
+                new Registration("d1", Channel.apns, "tok-new", List.of("weather"), java.util.Optional.empty()),
+                new Registration("d2", Channel.fcm, "tok-2", List.of(), java.util.Optional.of("Asia/Tokyo")),
+                new Registration("d3", Channel.mqtt, "d3", List.of("news", "weather"), java.util.Optional.empty()));
+
+        assertThat(join(devices.registerAll(APP, batch))).isEqualTo(2);
+        // The same batch again changes nothing and creates nothing.
+        assertThat(join(devices.registerAll(APP, batch))).isZero();
+
+        Device d1 = join(devices.find(APP, "d1")).orElseThrow();
+        assertThat(d1.target()).isEqualTo(new Target(Channel.apns, "tok-new", "d1"));
+        assertThat(d1.topics()).containsExactly("weather");
+        assertThat(d1.timeZone()).isEmpty();
+        assertThat(redis.sync().exists(RedisKeys.token(APP, "fcm", "tok-old"))).isZero();
+        assertThat(join(devices.find(APP, "d2")).orElseThrow().timeZone()).contains("Asia/Tokyo");
+        assertThat(redis.sync().get(RedisKeys.token(APP, "fcm", "tok-2"))).isEqualTo("d2");
+        assertThat(topicMembers(APP, "news")).containsExactly("d3");
+        assertThat(topicMembers(APP, "sport")).isEmpty();
+        assertThat(topicMembers(APP, "weather")).containsExactlyInAnyOrder("d1", "d3");
+        assertThat(redis.sync().zcard(RedisKeys.deviceRefreshed(APP))).isEqualTo(3);
+        assertThat(redis.sync().sismember(RedisKeys.deviceApps(), APP)).isTrue();
+    }
+
     private static Set<String> topicMembers(String app, String topic) {
         return redis.sync().smembers(RedisKeys.topic(app, topic));
     }

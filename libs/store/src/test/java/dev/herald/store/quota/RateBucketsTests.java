@@ -9,7 +9,6 @@ import dev.herald.store.quota.RateBuckets.Limit;
 import dev.herald.testsupport.SettableClock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -19,7 +18,9 @@ class RateBucketsTests {
     @RegisterExtension
     static final TestRedis otherReplica = new TestRedis();
 
-    private final SettableClock clock = new SettableClock(Instant.now().truncatedTo(ChronoUnit.HOURS).plus(Duration.ofHours(1)));
+    // Starts at the real time: a pause is a Redis key expiring at its end (PXAT, Redis' own clock),
+    // so a fixed start in the past (it was 2026-11-24T07:00:00Z) made every pause expire at once.
+    private final SettableClock clock = new SettableClock(Instant.now());
     private final RateBuckets one = new RateBuckets(redis.functions(), clock);
     private final RateBuckets two = new RateBuckets(otherReplica.functions(), clock);
 

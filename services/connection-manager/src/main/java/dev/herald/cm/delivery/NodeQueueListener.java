@@ -10,8 +10,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Consumes this node's queue: message copies for devices connected here, and takeover notices from
- * other nodes. Acknowledged at once (auto ack after this returns): a copy for a device that is no
- * longer here is dropped, because the device's box still holds the message.
+ * other nodes. Handled as each arrives and acknowledged automatically, 25 at a time (the container's
+ * batch): a copy for a device that is no longer here is dropped, because the device's box still
+ * holds the message.
  */
 public final class NodeQueueListener implements MessageListener {
     private final SessionRegistry sessions;

@@ -12,6 +12,8 @@ import dev.herald.store.app.App;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.app.AppLimits;
 import dev.herald.store.app.AppStore;
+import dev.herald.store.webpush.WebPushCredential;
+import dev.herald.store.app.FcmTokenHosts;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
@@ -75,9 +77,21 @@ public class AppAdminController {
         }
     }
 
+    /**
+     * An app's own VAPID key pair for Web Push (base64url: the 32-byte private scalar, the 65-byte
+     * public point) and optional {@code sub} contact; or, for a fresh pair made by Herald, only
+     * {@code subject} (or nothing).
+     */
+    public record WebPushRequest(String privateKey, String publicKey, String subject) {
+        @Override
+        public String toString() {
+            return "WebPushRequest[publicKey=" + publicKey + ", subject=" + subject + ", privateKey=***]";
+        }
+    }
+
     /** An app as the admin API shows it: no secrets, only key ids and the public parts of credentials. */
     public record AppView(String id, String name, Instant createdAt, List<KeyView> keys, FcmView fcm, ApnsView apns,
-                          LimitsRequest limits) {
+                          LimitsRequest limits, WebPushView webpush) {
         static AppView of(App app) {
             return new AppView(app.id(), app.name(), app.createdAt(),
                     app.keys().stream().map(k -> new KeyView(k.keyId(), k.createdAt()))
@@ -86,7 +100,15 @@ public class AppAdminController {
                             app.credentialsSetAt().get("fcm"))).orElse(null),
                     app.apns().map(a -> new ApnsView(a.keyId(), a.teamId(), a.topic(), a.environment(),
                             CredentialFingerprints.of(a.p8()), app.credentialsSetAt().get("apns"))).orElse(null),
-                    LimitsRequest.of(app.limits()));
+                    LimitsRequest.of(app.limits()),
+                    app.webpush().map(WebPushView::of).orElse(null));
+        }
+    }
+
+    /** The public half of the app's VAPID key pair (the browser's {@code applicationServerKey}) and its subject. */
+    public record WebPushView(String publicKey, String subject) {
+        static WebPushView of(WebPushCredential credential) {
+            return new WebPushView(credential.publicKey(), credential.subject());
         }
     }
 
@@ -118,9 +140,11 @@ public class AppAdminController {
     private final ApiKeyIndex keyIndex;
     private final RequestValidator validator;
     private final JsonMapper json;
+    private final FcmTokenHosts tokenHosts;
 
     public AppAdminController(AppStore store, AppCache cache, ApiKeyIndex keyIndex, RequestValidator validator,
-                              JsonMapper json) {
+                              JsonMapper json, FcmTokenHosts tokenHosts) {
+        this.tokenHosts = tokenHosts;
         this.store = store;
         this.cache = cache;
         this.keyIndex = keyIndex;
@@ -170,7 +194,7 @@ public class AppAdminController {
     @PutMapping("/v1/apps/{appId}/credentials/fcm")
     ResponseEntity<Void> setFcm(@PathVariable String appId, @RequestBody FcmRequest request) {
         Ids.appId(appId);
-        if (!await(store.setFcm(appId, CredentialChecks.fcm(request.serviceAccount(), json)))) {
+        if (!await(store.setFcm(appId, CredentialChecks.fcm(request.serviceAccount(), tokenHosts, json)))) {
             throw unknownApp(appId);
         }
         changed(appId);
@@ -190,6 +214,46 @@ public class AppAdminController {
         return ResponseEntity.noContent().build();
     }
 
+    /** Uploads the app's own VAPID key pair (e.g. the one its web pages already subscribe with). */
+    @PutMapping("/v1/apps/{appId}/credentials/webpush")
+    WebPushView setWebPush(@PathVariable String appId, @RequestBody WebPushRequest request) {
+        Ids.appId(appId);
+        WebPushCredential credential;
+        try {
+            credential = WebPushCredential.checked(request.privateKey(), request.publicKey(), request.subject());
+        } catch (IllegalArgumentException e) {
+            String[] fieldAndMessage = e.getMessage().split(": ", 2);
+            throw Problems.invalidField(fieldAndMessage[0], fieldAndMessage[1]);
+        }
+        return storeWebPush(appId, credential, "uploaded");
+    }
+
+    /**
+     * Makes a fresh VAPID key pair for the app (every app gets one at creation; this replaces it).
+     * Browsers subscribed with the old public key must subscribe again.
+     */
+    @PostMapping("/v1/apps/{appId}/credentials/webpush")
+    WebPushView generateWebPush(@PathVariable String appId, @RequestBody(required = false) WebPushRequest request) {
+        Ids.appId(appId);
+        String subject = request == null ? null : request.subject();
+        if (request != null && (request.privateKey() != null || request.publicKey() != null)) {
+            throw Problems.invalidField("privateKey", "is not taken here: upload a key pair with PUT");
+        }
+        if (subject != null && !subject.startsWith("mailto:") && !subject.startsWith("https://")) {
+            throw Problems.invalidField("subject", "must be a mailto: or https: URI");
+        }
+        return storeWebPush(appId, WebPushCredential.generate(subject), "generated");
+    }
+
+    private WebPushView storeWebPush(String appId, WebPushCredential credential, String how) {
+        if (!await(store.setWebPush(appId, credential))) {
+            throw unknownApp(appId);
+        }
+        changed(appId);
+        log.info("app {}: VAPID key pair {} (public key {})", appId, how, credential.publicKey());
+        return WebPushView.of(credential);
+    }
+
     /** Replaces the app's rate limits (provider quotas for the gateway, the API rate here). */
     @PutMapping("/v1/apps/{appId}/limits")
     LimitsRequest setLimits(@PathVariable String appId, @RequestBody LimitsRequest request) {
@@ -204,12 +268,27 @@ public class AppAdminController {
         return LimitsRequest.of(limits);
     }
 
-    @DeleteMapping("/v1/apps/{appId}/credentials/{provider}")
-    ResponseEntity<Void> clearCredential(@PathVariable String appId, @PathVariable String provider) {
+    @DeleteMapping("/v1/apps/{appId}/credentials/fcm")
+    ResponseEntity<Void> clearFcm(@PathVariable String appId) {
+        return clearCredential(appId, "fcm");
+    }
+
+    @DeleteMapping("/v1/apps/{appId}/credentials/apns")
+    ResponseEntity<Void> clearApns(@PathVariable String appId) {
+        return clearCredential(appId, "apns");
+    }
+
+    @DeleteMapping("/v1/apps/{appId}/credentials/webpush")
+    ResponseEntity<Void> clearWebPush(@PathVariable String appId) {
+        return clearCredential(appId, "webpush");
+    }
+
+    /**
+     * One path per provider (not {@code credentials/{provider}}), so that {@code OPTIONS} and
+     * {@code Allow} on a credential's path list exactly the methods its document entry has.
+     */
+    private ResponseEntity<Void> clearCredential(String appId, String provider) {
         Ids.appId(appId);
-        if (!"fcm".equals(provider) && !"apns".equals(provider)) {
-            throw Problems.invalidField("provider", "must be one of [fcm, apns]");
-        }
         if (!await(store.clearCredential(appId, provider))) {
             throw unknownApp(appId);
         }

@@ -3,6 +3,7 @@ package dev.herald.dispatcher.admin;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.store.app.ApnsCredential;
 import dev.herald.store.app.FcmCredential;
+import dev.herald.store.app.FcmTokenHosts;
 import java.net.URI;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
@@ -29,7 +30,7 @@ final class CredentialChecks {
     private CredentialChecks() {
     }
 
-    static FcmCredential fcm(JsonNode serviceAccount, JsonMapper json) {
+    static FcmCredential fcm(JsonNode serviceAccount, FcmTokenHosts tokenHosts, JsonMapper json) {
         if (serviceAccount == null || serviceAccount.isNull() || serviceAccount.isMissingNode()) {
             throw Problems.invalidField("serviceAccount", "is required: the service account key file's JSON object");
         }
@@ -53,8 +54,12 @@ final class CredentialChecks {
             errors.add(new Problems.FieldError("serviceAccount.private_key",
                     "must be an RSA private key in PKCS#8 PEM form (" + BEGIN + " ... " + END + ")"));
         }
-        if (text(serviceAccount, "token_uri").filter(CredentialChecks::httpUri).isEmpty()) {
+        Optional<String> tokenUri = text(serviceAccount, "token_uri").filter(CredentialChecks::httpUri);
+        if (tokenUri.isEmpty()) {
             errors.add(new Problems.FieldError("serviceAccount.token_uri", "is required: an absolute http(s) URL"));
+        } else if (!tokenHosts.allows(URI.create(tokenUri.get()))) {
+            // The gateway would refuse to use it; said now rather than as failed deliveries later.
+            errors.add(new Problems.FieldError("serviceAccount.token_uri", "must name a host in " + tokenHosts));
         }
         if (!errors.isEmpty()) {
             throw Problems.invalid(errors);

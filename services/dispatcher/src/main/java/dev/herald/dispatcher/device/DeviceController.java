@@ -12,8 +12,10 @@ import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.dispatcher.schedule.TimeZones;
 import dev.herald.store.device.Device;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.device.Registration;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttAddresses;
+import dev.herald.store.webpush.WebPushSubscription;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Size;
@@ -37,7 +39,8 @@ public class DeviceController {
 
     /**
      * Body of {@code PUT .../devices/{deviceId}}: replaces the device, including its topics and time
-     * zone. The {@code mqtt} channel needs no token: the device connects to Herald itself.
+     * zone. The {@code mqtt} channel needs no token: the device connects to Herald itself. The
+     * {@code webpush} channel gives the browser's {@code subscription} instead of a token.
      *
      * @param timeZone the device's IANA time zone (Europe/Paris), for sends at a local time; absent:
      *                 the app's default zone
@@ -47,7 +50,19 @@ public class DeviceController {
             @Pattern(regexp = Ids.TOKEN, message = "must be 1 to 4096 printable ASCII characters without spaces") String token,
             @Size(max = MAX_TOPICS, message = "must have at most " + MAX_TOPICS + " topics")
             List<@NotNull(message = "must not be null") @Pattern(regexp = Ids.TOPIC, message = "must match " + Ids.TOPIC) String> topics,
-            String timeZone) {
+            String timeZone,
+            WebPushSubscriptionJson subscription) {
+    }
+
+    /**
+     * A browser's {@code PushSubscription.toJSON()} as it is: {@code expirationTime} is accepted and
+     * not used (browsers send null; a subscription that expires ends in 404/410, which removes it).
+     */
+    public record WebPushSubscriptionJson(String endpoint, Long expirationTime, WebPushKeys keys) {
+    }
+
+    /** The subscription's keys: {@code p256dh} (P-256 public key) and {@code auth} (16 bytes), base64url. */
+    public record WebPushKeys(String p256dh, String auth) {
     }
 
     /**
@@ -57,16 +72,22 @@ public class DeviceController {
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt,
-                                 boolean stale, MqttAccess mqtt, String timeZone) {
+                                 boolean stale, MqttAccess mqtt, String timeZone, WebPushSubscriptionJson subscription) {
         public static DeviceResponse of(Device device, MqttCredentials credentials) {
+            WebPushSubscriptionJson subscription = null;
+            if (device.channel() == Channel.webpush) {
+                WebPushSubscription stored = WebPushSubscription.fromToken(device.token());
+                subscription = new WebPushSubscriptionJson(stored.endpoint().toString(), null,
+                        new WebPushKeys(stored.p256dh(), stored.auth()));
+            }
             boolean viaMqtt = device.channel() == Channel.mqtt;
             MqttAccess mqtt = viaMqtt
                     ? new MqttAccess(device.deviceId(), device.appId(), credentials.password(device.appId(), device.deviceId()),
                             MqttAddresses.deviceTopic(device.appId(), device.deviceId()))
                     : null;
-            return new DeviceResponse(device.deviceId(), device.channel(), viaMqtt ? null : device.token(),
+            return new DeviceResponse(device.deviceId(), device.channel(), viaMqtt || subscription != null ? null : device.token(),
                     device.topics().stream().sorted().toList(), device.updatedAt(), device.stale(), mqtt,
-                    device.timeZone().orElse(null));
+                    device.timeZone().orElse(null), subscription);
         }
     }
 
@@ -77,27 +98,66 @@ public class DeviceController {
     private final DeviceRegistry devices;
     private final RequestValidator validator;
     private final MqttCredentials credentials;
+    private final WebPushEndpoints endpoints;
 
-    public DeviceController(DeviceRegistry devices, RequestValidator validator, MqttCredentials credentials) {
+    public DeviceController(DeviceRegistry devices, RequestValidator validator, MqttCredentials credentials,
+                            WebPushEndpoints endpoints) {
         this.devices = devices;
         this.validator = validator;
         this.credentials = credentials;
+        this.endpoints = endpoints;
     }
 
     @PutMapping("/v1/apps/{appId}/devices/{deviceId}")
     DeviceResponse register(AuthenticatedApp app, @PathVariable String deviceId, @RequestBody DeviceRequest request) {
+        Registration device = registration(deviceId, request, validator, endpoints);
+        await(devices.register(app.id(), deviceId, device.channel(), device.token(), device.topics()));
+        await(devices.setTimeZone(app.id(), deviceId, device.timeZone()));
+        return DeviceResponse.of(find(app, deviceId), credentials);
+    }
+
+    /** A device as the API gives it, checked (400 problems) and normalised: the one reading of a registration. */
+    static Registration registration(String deviceId, DeviceRequest request, RequestValidator validator,
+                                     WebPushEndpoints endpoints) {
         Ids.deviceId(deviceId);
         validator.validate(request);
         // An MQTT device's "token" is its own id: the gateway routes by it.
-        String token = request.channel() == Channel.mqtt ? deviceId : request.token();
+        String token = switch (request.channel()) {
+            case mqtt -> deviceId;
+            case webpush -> webPushToken(request, endpoints);
+            default -> request.token();
+        };
         if (token == null) {
             throw Problems.invalidField("token", "is required for the " + request.channel() + " channel");
         }
         List<String> topics = request.topics() == null ? List.of() : List.copyOf(new LinkedHashSet<>(request.topics()));
         Optional<String> timeZone = Optional.ofNullable(request.timeZone()).map(zone -> TimeZones.parse("timeZone", zone).getId());
-        await(devices.register(app.id(), deviceId, request.channel(), token, topics));
-        await(devices.setTimeZone(app.id(), deviceId, timeZone));
-        return DeviceResponse.of(find(app, deviceId), credentials);
+        return new Registration(deviceId, request.channel(), token, topics, timeZone);
+    }
+
+    /** The subscription checked (endpoint, keys) and carried as the device's token. */
+    private static String webPushToken(DeviceRequest request, WebPushEndpoints endpoints) {
+        if (request.token() != null) {
+            throw Problems.invalidField("token", "is not used by the webpush channel: give the browser's subscription");
+        }
+        WebPushSubscriptionJson given = request.subscription();
+        if (given == null || given.keys() == null) {
+            throw Problems.invalidField("subscription", "is required for the webpush channel: the browser's "
+                    + "PushSubscription.toJSON() ({\"endpoint\", \"keys\": {\"p256dh\", \"auth\"}})");
+        }
+        WebPushSubscription subscription = new WebPushSubscription(endpoints.check(given.endpoint()),
+                String.valueOf(given.keys().p256dh()).strip(), String.valueOf(given.keys().auth()).strip());
+        try {
+            subscription.publicKey();
+        } catch (IllegalArgumentException e) {
+            throw Problems.invalidField("subscription.keys.p256dh", "must be the browser's P-256 public key (65 bytes, base64url)");
+        }
+        try {
+            subscription.authSecret();
+        } catch (IllegalArgumentException e) {
+            throw Problems.invalidField("subscription.keys.auth", "must be the 16-byte auth secret, base64url");
+        }
+        return subscription.token();
     }
 
     @GetMapping("/v1/apps/{appId}/devices/{deviceId}")

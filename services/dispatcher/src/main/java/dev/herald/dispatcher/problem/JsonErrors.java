@@ -22,7 +22,7 @@ import tools.jackson.databind.exc.ValueInstantiationException;
  * API (field path and expected JSON type) rather than Java class names. The submitted text is never
  * quoted back: it may hold a credential.
  */
-final class JsonErrors {
+public final class JsonErrors {
     private static final Map<Class<?>, String> TYPES = Map.ofEntries(
             Map.entry(String.class, "a string"),
             Map.entry(Integer.class, "an integer"), Map.entry(int.class, "an integer"),
@@ -33,7 +33,7 @@ final class JsonErrors {
     private JsonErrors() {
     }
 
-    static ProblemDetail describe(JacksonException e) {
+    public static ProblemDetail describe(JacksonException e) {
         String field = path(e.getPath());
         if (e instanceof UnrecognizedPropertyException unknown) {
             return field(field, "unknown field; known fields here: " + known(unknown.getKnownPropertyIds()));

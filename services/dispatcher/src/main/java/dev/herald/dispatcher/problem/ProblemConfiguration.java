@@ -4,15 +4,22 @@ import dev.herald.dispatcher.DispatcherProperties;
 import org.apache.catalina.Valve;
 import org.apache.catalina.core.StandardHost;
 import org.apache.catalina.valves.ErrorReportValve;
+import org.springframework.boot.jackson.autoconfigure.JsonMapperBuilderCustomizer;
 import org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
+import tools.jackson.databind.cfg.CoercionAction;
+import tools.jackson.databind.cfg.CoercionInputShape;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.type.LogicalType;
 
-/** Installs the request size limit in front of the API, and problems for errors Tomcat raises itself. */
+/**
+ * Installs the request size limit in front of the API, JSON read as strictly as the OpenAPI document
+ * types it, and problems for errors Tomcat raises itself.
+ */
 @Configuration(proxyBeanMethods = false)
 public class ProblemConfiguration {
 
@@ -23,6 +30,29 @@ public class ProblemConfiguration {
         registration.addUrlPatterns("/v1/*");
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 100);
         return registration;
+    }
+
+    /**
+     * A JSON value of the wrong type is a 400 naming the field, not silently converted: Jackson would
+     * otherwise read {@code "id": false} as the string "false", {@code "ttl": "60"} as 60 and
+     * {@code "ttl": 1.5} as 1 ({@link IntegralNumbers}).
+     */
+    @Bean
+    JsonMapperBuilderCustomizer scalarsAsTyped() {
+        return builder -> builder
+                .addModule(IntegralNumbers.module())
+                .withCoercionConfig(LogicalType.Textual, config -> config
+                        .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+                        .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+                        .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
+                .withCoercionConfig(LogicalType.Integer, config -> config
+                        .setCoercion(CoercionInputShape.String, CoercionAction.Fail)
+                        .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
+                .withCoercionConfig(LogicalType.Float, config -> config
+                        .setCoercion(CoercionInputShape.String, CoercionAction.Fail))
+                .withCoercionConfig(LogicalType.Boolean, config -> config
+                        .setCoercion(CoercionInputShape.String, CoercionAction.Fail)
+                        .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail));
     }
 
     /** Replaces Tomcat's HTML error report (and Boot's copy of it) with {@link ProblemErrorReportValve}. */

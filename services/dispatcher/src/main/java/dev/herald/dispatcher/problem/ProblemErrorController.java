@@ -35,6 +35,6 @@ public class ProblemErrorController implements ErrorController {
                 // not a valid URI reference: leave instance out
             }
         }
-        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
+        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(Problems.typed(problem));
     }
 }

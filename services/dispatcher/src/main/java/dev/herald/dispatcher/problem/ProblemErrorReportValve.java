@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
 import org.apache.catalina.valves.ErrorReportValve;
-import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
 import org.springframework.http.MediaType;
 
 /**
@@ -23,14 +23,19 @@ public final class ProblemErrorReportValve extends ErrorReportValve {
         if (status < 400 || response.getContentWritten() > 0 || !response.setErrorReported()) {
             return;
         }
-        HttpStatus known = HttpStatus.resolve(status);
-        String title = known != null ? known.getReasonPhrase() : "Error";
+        // A 400 here is a request Tomcat could not parse (request line, path or headers).
+        ProblemDetail problem = status == 400
+                ? Problems.malformedRequest("the request line, path or headers could not be parsed")
+                : Problems.typed(ProblemDetail.forStatus(status));
         try {
             response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
             response.setCharacterEncoding(StandardCharsets.UTF_8.name());
             Writer writer = response.getReporter();
             if (writer != null) {
-                writer.write("{\"title\":\"" + title + "\",\"status\":" + status + "}");
+                // Written by hand: no JSON mapper here, and every field is our own text without quotes.
+                writer.write("{\"type\":\"" + problem.getType() + "\",\"title\":\"" + problem.getTitle()
+                        + "\",\"status\":" + status
+                        + (problem.getDetail() == null ? "" : ",\"detail\":\"" + problem.getDetail() + "\"") + "}");
                 response.finishResponse();
             }
         } catch (IOException | IllegalStateException ignored) {

@@ -2,6 +2,7 @@ package dev.herald.dispatcher.problem;
 
 import io.lettuce.core.RedisException;
 import java.util.List;
+import org.apache.tomcat.util.http.InvalidParameterException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpHeaders;
@@ -66,6 +67,23 @@ public class ProblemHandler extends ResponseEntityExceptionHandler {
         errors.sort(java.util.Comparator.comparing(Problems.FieldError::field));
         ErrorResponseException problem = Problems.invalid(errors);
         return handleExceptionInternal(ex, problem.getBody(), headers, HttpStatus.BAD_REQUEST, request);
+    }
+
+    /** Every problem, Spring MVC's own included, carries a type of ours (the document promises one). */
+    @Override
+    protected ResponseEntity<Object> createResponseEntity(Object body, HttpHeaders headers, HttpStatusCode status,
+                                                          WebRequest request) {
+        return super.createResponseEntity(body instanceof ProblemDetail problem ? Problems.typed(problem) : body,
+                headers, status, request);
+    }
+
+    /** Tomcat parses the query string when a handler first reads a parameter, and refuses bad encoding then. */
+    @ExceptionHandler(InvalidParameterException.class)
+    ResponseEntity<Object> malformedQuery(InvalidParameterException ex, WebRequest request) {
+        // Tomcat's message quotes the offending text: not passed on.
+        ProblemDetail problem = Problems.malformedRequest(
+                "the query string could not be parsed (a parameter without a name, or bad %-encoding)");
+        return handleExceptionInternal(ex, problem, new HttpHeaders(), HttpStatus.BAD_REQUEST, request);
     }
 
     /** Redis refused or timed out: nothing the client sent was at fault, and a retry may well succeed. */

@@ -29,6 +29,28 @@ public final class Problems {
         return problem;
     }
 
+    /**
+     * Gives a problem made elsewhere (Spring MVC's own, the servlet container's) a type of ours:
+     * the slug of its status' reason phrase ({@code urn:herald:problem:unsupported-media-type}),
+     * and that phrase as title if it has none.
+     */
+    public static ProblemDetail typed(ProblemDetail problem) {
+        HttpStatus status = HttpStatus.resolve(problem.getStatus());
+        String reason = status != null ? status.getReasonPhrase() : "Error";
+        if (problem.getType() == null || "about:blank".equals(problem.getType().toString())) {
+            problem.setType(URI.create(TYPE_PREFIX + reason.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9]+", "-")));
+        }
+        if (problem.getTitle() == null) {
+            problem.setTitle(reason);
+        }
+        return problem;
+    }
+
+    /** A request whose line, path, headers or query string could not be parsed. */
+    public static ProblemDetail malformedRequest(String detail) {
+        return problem(HttpStatus.BAD_REQUEST, "malformed-request", "Malformed request", detail);
+    }
+
     public static ErrorResponseException exception(ProblemDetail problem) {
         return new ErrorResponseException(HttpStatus.valueOf(problem.getStatus()), problem, null);
     }

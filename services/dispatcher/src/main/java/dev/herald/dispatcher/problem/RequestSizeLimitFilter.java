@@ -34,6 +34,17 @@ public final class RequestSizeLimitFilter extends OncePerRequestFilter {
         }
     }
 
+    /**
+     * Bodies read as a stream, each line limited by its reader (the bulk device import): any length
+     * is fine, as only one line at a time is held.
+     */
+    static final String STREAMED_PATH_SUFFIX = "/device-imports";
+
+    @Override
+    protected boolean shouldNotFilter(HttpServletRequest request) {
+        return request.getRequestURI().endsWith(STREAMED_PATH_SUFFIX);
+    }
+
     private String message() {
         return "the request body is larger than " + limit + " bytes";
     }

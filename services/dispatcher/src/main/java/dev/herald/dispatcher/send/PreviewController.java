@@ -28,7 +28,7 @@ import org.springframework.web.bind.annotation.RestController;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * {@code POST /v1/apps/{appId}/messages/preview}: what FCM, APNs and an MQTT device would receive
+ * {@code POST /v1/apps/{appId}/previews}: what FCM, APNs and an MQTT device would receive
  * for a send, built by the same code the gateway sends with ({@code dev.herald.contract.payload}),
  * without sending or recording anything. The request is checked exactly as a send is.
  */
@@ -73,7 +73,7 @@ public class PreviewController {
         this.clock = clock;
     }
 
-    @PostMapping("/v1/apps/{appId}/messages/preview")
+    @PostMapping("/v1/apps/{appId}/previews")
     Preview preview(AuthenticatedApp app, @RequestBody SendRequest request) {
         validator.validate(request);
         SendPlan plan = SendPlan.of(request, properties, json);

@@ -1,6 +1,7 @@
 package dev.herald.dispatcher.send;
 
 import dev.herald.contract.AudienceJob;
+import dev.herald.contract.Channel;
 import dev.herald.contract.Notification;
 import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
@@ -76,6 +77,11 @@ record SendPlan(Kind kind, Priority priority, Notification notification, String 
             checkCount("to.tokens", to.tokens().size(), limits);
             Map<String, Target> unique = new LinkedHashMap<>();
             for (SendRequest.TokenTarget token : to.tokens()) {
+                if (token.channel() == Channel.webpush) {
+                    // Its endpoint is a URL the gateway would call: only registration checks it.
+                    throw Problems.invalidField("to.tokens", "the webpush channel takes no raw tokens: register the "
+                            + "browser's subscription as a device (PUT /v1/apps/{appId}/devices/{deviceId}) and send to it");
+                }
                 Target target = new Target(token.channel(), token.token(), null);
                 unique.putIfAbsent(target.key(), target);
             }

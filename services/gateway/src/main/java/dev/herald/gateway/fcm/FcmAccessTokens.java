@@ -5,6 +5,7 @@ import com.google.auth.oauth2.GoogleCredentials;
 import com.google.auth.oauth2.ServiceAccountCredentials;
 import dev.herald.store.app.App;
 import dev.herald.store.app.FcmCredential;
+import dev.herald.store.app.FcmTokenHosts;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -28,11 +29,11 @@ public final class FcmAccessTokens {
 
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
     private final Clock clock;
-    private final java.util.Set<String> allowedTokenHosts;
+    private final FcmTokenHosts tokenHosts;
 
-    public FcmAccessTokens(Clock clock, java.util.Collection<String> allowedTokenHosts) {
+    public FcmAccessTokens(Clock clock, FcmTokenHosts tokenHosts) {
         this.clock = clock;
-        this.allowedTokenHosts = java.util.Set.copyOf(allowedTokenHosts);
+        this.tokenHosts = tokenHosts;
     }
 
     private final class Entry {
@@ -115,10 +116,11 @@ public final class FcmAccessTokens {
             throw new FcmCredentialException("FCM service account cannot be used: " + e.getMessage(), e);
         }
         if (credentials instanceof ServiceAccountCredentials account) {
-            String host = account.getTokenServerUri() == null ? null : account.getTokenServerUri().getHost();
-            if (host == null || !allowedTokenHosts.contains(host.toLowerCase(java.util.Locale.ROOT))) {
+            // The dispatcher refuses such an account when it is set; this catches one stored before.
+            if (!tokenHosts.allows(account.getTokenServerUri())) {
+                String host = account.getTokenServerUri() == null ? null : account.getTokenServerUri().getHost();
                 throw new FcmCredentialException("FCM service account's token_uri host " + host
-                        + " is not in herald.gateway.fcm.allowed-token-hosts " + allowedTokenHosts, null);
+                        + " is not in " + tokenHosts, null);
             }
         }
         return credentials.createScoped(List.of(SCOPE));

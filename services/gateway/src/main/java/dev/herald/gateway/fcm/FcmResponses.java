@@ -1,6 +1,7 @@
 package dev.herald.gateway.fcm;
 
 import dev.herald.gateway.delivery.ProviderResponse;
+import dev.herald.gateway.delivery.RetryAfter;
 import java.time.Duration;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -18,7 +19,7 @@ final class FcmResponses {
             return ProviderResponse.ACCEPTED;
         }
         String code = errorCode(body, json, status);
-        Duration retryAfter = retryAfter(retryAfterHeader);
+        Duration retryAfter = RetryAfter.parse(retryAfterHeader);
         if ("UNREGISTERED".equals(code)) {
             return ProviderResponse.tokenInvalid(code);
         }
@@ -47,16 +48,5 @@ final class FcmResponses {
             // An intermediary (load balancer) answered; fall through to the HTTP status.
         }
         return "HTTP_" + status;
-    }
-
-    static Duration retryAfter(String header) {
-        if (header == null || header.isBlank()) {
-            return Duration.ZERO;
-        }
-        try {
-            return Duration.ofSeconds(Math.max(0, Long.parseLong(header.trim())));
-        } catch (NumberFormatException dateForm) {
-            return Duration.ZERO; // HTTP-date form: fall back to our own backoff
-        }
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.herald.store.app.App;
 import dev.herald.store.app.FcmCredential;
+import dev.herald.store.app.FcmTokenHosts;
 import java.security.KeyPairGenerator;
 import java.time.Clock;
 import java.time.Instant;
@@ -15,7 +16,8 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
 class FcmAccessTokensTests {
-    private final FcmAccessTokens tokens = new FcmAccessTokens(Clock.systemUTC(), List.of("oauth2.googleapis.com", "127.0.0.1"));
+    private final FcmAccessTokens tokens = new FcmAccessTokens(Clock.systemUTC(),
+            FcmTokenHosts.of(List.of("oauth2.googleapis.com", "127.0.0.1")));
 
     private static FcmCredential serviceAccount(String tokenUri) throws Exception {
         KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
@@ -38,7 +40,7 @@ class FcmAccessTokensTests {
         FcmCredential credential = serviceAccount("http://10.1.2.3/token");
         assertThatThrownBy(() -> tokens.token(app(credential), credential))
                 .isInstanceOf(FcmCredentialException.class)
-                .hasMessageContaining("10.1.2.3").hasMessageContaining("allowed-token-hosts");
+                .hasMessageContaining("10.1.2.3").hasMessageContaining("herald.fcm-token-hosts");
     }
 
     @Test

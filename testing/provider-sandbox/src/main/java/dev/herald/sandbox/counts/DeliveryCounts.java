@@ -52,7 +52,7 @@ public class DeliveryCounts {
 
     public TokenCounts received(String token) {
         TokenTally tally = tokens.get(token);
-        return tally == null ? new TokenCounts(token, 0, 0, 0) : tally.snapshot(token);
+        return tally == null ? new TokenCounts(token, 0, 0, 0, 0) : tally.snapshot(token);
     }
 
     public Stats stats() {

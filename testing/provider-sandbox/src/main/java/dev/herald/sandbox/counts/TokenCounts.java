@@ -5,7 +5,8 @@ package dev.herald.sandbox.counts;
  *
  * @param fcm      accepted FCM deliveries
  * @param apns     accepted APNs deliveries
+ * @param webpush  accepted Web Push deliveries (the token is the subscription's name)
  * @param attempts authenticated requests naming the token, whatever their outcome
  */
-public record TokenCounts(String token, long fcm, long apns, long attempts) {
+public record TokenCounts(String token, long fcm, long apns, long webpush, long attempts) {
 }

@@ -11,6 +11,7 @@ final class TokenTally {
     private static final VarHandle ATTEMPTS;
     private static final VarHandle FCM;
     private static final VarHandle APNS;
+    private static final VarHandle WEBPUSH;
     private static final VarHandle DELIVERED;
 
     static {
@@ -19,6 +20,7 @@ final class TokenTally {
             ATTEMPTS = lookup.findVarHandle(TokenTally.class, "attempts", long.class);
             FCM = lookup.findVarHandle(TokenTally.class, "fcm", long.class);
             APNS = lookup.findVarHandle(TokenTally.class, "apns", long.class);
+            WEBPUSH = lookup.findVarHandle(TokenTally.class, "webpush", long.class);
             DELIVERED = lookup.findVarHandle(TokenTally.class, "delivered", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -28,7 +30,8 @@ final class TokenTally {
     private volatile long attempts;
     private volatile long fcm;
     private volatile long apns;
-    /** fcm + apns, kept apart so "first delivery" is one atomic step even when both race. */
+    private volatile long webpush;
+    /** fcm + apns + webpush, kept apart so "first delivery" is one atomic step even when both race. */
     private volatile long delivered;
 
     /** The number of this attempt, 1-based. */
@@ -38,11 +41,15 @@ final class TokenTally {
 
     /** Records an accepted delivery; true if it is the token's first. */
     boolean accepted(Provider provider) {
-        (provider == Provider.fcm ? FCM : APNS).getAndAdd(this, 1L);
+        (switch (provider) {
+            case fcm -> FCM;
+            case apns -> APNS;
+            case webpush -> WEBPUSH;
+        }).getAndAdd(this, 1L);
         return (long) DELIVERED.getAndAdd(this, 1L) == 0;
     }
 
     TokenCounts snapshot(String token) {
-        return new TokenCounts(token, fcm, apns, attempts);
+        return new TokenCounts(token, fcm, apns, webpush, attempts);
     }
 }
