@@ -67,10 +67,24 @@ async function sendFromConsole(fields) {
   if (fields.sendAt) await page.getByLabel('Send at (optional)').fill(fields.sendAt);
   const preview = await page.locator('pre.preview').textContent();
   assert.ok(preview.includes(JSON.stringify(fields.target)), `the preview shows the request: ${preview}`);
+  if (fields.providers) await previewProviders(fields.providers);
   await page.getByRole('button', { name: 'Send', exact: true }).click();
   const link = page.locator('p.ok a');
   await link.waitFor();
   return link.textContent();
+}
+
+/** Asks for the providers' preview; checks each channel's payload shows the title as text (JSON-escaped). */
+async function previewProviders({ channels, title, target }) {
+  await page.getByRole('button', { name: 'Preview what providers receive' }).click();
+  for (const channel of channels) {
+    const body = page.locator(`pre[data-part="${channel}-body"]`);
+    await body.waitFor();
+    const text = await body.textContent();
+    assert.ok(text.includes(JSON.stringify(title)), `the ${channel} preview shows the title as text: ${text}`);
+  }
+  if (target) assert.equal(await page.getByRole('region', { name: `${channels[0]} preview` }).locator('code').textContent(), target);
+  await shot('send-preview');
 }
 
 async function awaitState(state) {
@@ -165,7 +179,9 @@ test('the app owner sends a test push to a device with a hostile token and title
     { channel: 'fcm', token: HOSTILE_TOKEN, topics: ['news', '%3Cscript%3E'] });
   assert.equal(registered.status, 200, JSON.stringify(registered.json));
   await signInAsApp(app.id, key);
-  const id = await sendFromConsole({ target: 'phone-1', title: HOSTILE_TITLE, body: HOSTILE_TITLE, data: `html=${HOSTILE_TOKEN}` });
+  const id = await sendFromConsole({ target: 'phone-1', title: HOSTILE_TITLE, body: HOSTILE_TITLE, data: `html=${HOSTILE_TOKEN}`,
+    providers: { channels: ['fcm'], title: HOSTILE_TITLE, target: HOSTILE_TOKEN } });
+  assert.equal(await page.locator('pre[data-part="apns-body"]').count(), 0, 'an FCM device gets no APNs preview');
   await page.getByRole('link', { name: id }).click();
   await awaitState('sent');
   await noScriptRan();
@@ -227,6 +243,9 @@ test('the overview and message list show the demo pushes, on a laptop and a phon
 
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('heading', { name: 'Outcomes' }).waitFor();
+  // Chart.js resizes its canvas from a ResizeObserver, after the viewport changed: wait for it (bounded).
+  await page.waitForFunction(() => document.documentElement.scrollWidth - window.innerWidth <= 1, null, { timeout: 5000 })
+    .catch(() => {});
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `no sideways scrolling on a phone (${overflow}px)`);
   await shot('overview-phone');

@@ -90,6 +90,8 @@ export interface Message {
   id: string; state: string; targets: Targets; failures: Record<string, number>; tokensRemoved: number;
   acceptedAt?: string; queuedAt?: string; completedAt?: string; cancelledAt?: string; dueAt?: string[];
 }
+export interface ChannelPreview { target: string; headers?: Record<string, string>; body?: unknown }
+export interface MessagePreview { messageId: string; channels: Record<string, ChannelPreview> }
 export interface MessagePage { messages: Message[]; next?: string }
 export interface Stats { sent: number; failed: Record<string, number>; expired: number; tokensRemoved: number; cancelled: number; staleTokensSkipped: number; staleTokensRemoved: number }
 export interface Bucket { start: string; sent: number; delivered: number; failed: number; expired: number; tokensRemoved: number; failures: Record<string, number> }

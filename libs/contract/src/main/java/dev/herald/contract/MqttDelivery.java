@@ -9,7 +9,7 @@ import java.util.Objects;
  * without reading Redis. The box stays the source of truth: losing this copy (a node that died)
  * delays the message until the device's next session drains its box, it never loses it.
  *
- * @param payload   the JSON published to the device (id, title, body, data, acceptedAt)
+ * @param payload   the JSON published to the device, built by {@link dev.herald.contract.payload.MqttPayloads}
  * @param expiresAt epoch millis after which the message is not delivered but expired
  */
 public record MqttDelivery(String appId, String deviceId, String messageId, String payload, long expiresAt) {

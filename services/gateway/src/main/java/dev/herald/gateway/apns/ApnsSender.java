@@ -4,9 +4,9 @@ import com.eatthepath.pushy.apns.DeliveryPriority;
 import com.eatthepath.pushy.apns.PushType;
 import com.eatthepath.pushy.apns.util.SimpleApnsPushNotification;
 import dev.herald.contract.Channel;
-import dev.herald.contract.Priority;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Target;
+import dev.herald.contract.payload.ApnsPayloads;
 import dev.herald.gateway.delivery.ProviderResponse;
 import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.store.app.ApnsCredential;
@@ -50,8 +50,7 @@ public final class ApnsSender implements ProviderSender {
         SimpleApnsPushNotification notification = new SimpleApnsPushNotification(
                 target.token(), credential.topic(), json.writeValueAsString(ApnsPayloads.payload(message)),
                 message.expiresAt(),
-                // APNs refuses priority 10 for background pushes.
-                message.priority() == Priority.high && alert ? DeliveryPriority.IMMEDIATE : DeliveryPriority.CONSERVE_POWER,
+                ApnsPayloads.immediate(message) ? DeliveryPriority.IMMEDIATE : DeliveryPriority.CONSERVE_POWER,
                 alert ? PushType.ALERT : PushType.BACKGROUND,
                 message.collapseKey());
         return Mono.defer(() -> Mono.fromFuture(clients.client(app, credential).sendNotification(notification)))

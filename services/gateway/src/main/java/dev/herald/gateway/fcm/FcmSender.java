@@ -3,6 +3,7 @@ package dev.herald.gateway.fcm;
 import dev.herald.contract.Channel;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Target;
+import dev.herald.contract.payload.FcmRequests;
 import dev.herald.gateway.GatewayProperties;
 import dev.herald.gateway.delivery.ProviderResponse;
 import dev.herald.gateway.delivery.ProviderSender;

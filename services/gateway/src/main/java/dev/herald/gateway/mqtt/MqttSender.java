@@ -2,21 +2,19 @@ package dev.herald.gateway.mqtt;
 
 import dev.herald.contract.Channel;
 import dev.herald.contract.MqttDelivery;
-import dev.herald.contract.Notification;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
 import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.contract.amqp.PublishFailedException;
+import dev.herald.contract.payload.MqttPayloads;
 import dev.herald.gateway.delivery.ProviderResponse;
 import dev.herald.gateway.delivery.ProviderSender;
 import dev.herald.store.app.App;
 import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.store.status.Outcome;
 import dev.herald.store.mqtt.MqttAddresses;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,21 +87,7 @@ public final class MqttSender implements ProviderSender {
                 });
     }
 
-    /** The JSON a device receives: id, title, body, data, acceptedAt (fields absent when null or empty). */
     private String payload(PushBatch message) {
-        Notification notification = message.notification();
-        Map<String, Object> payload = new LinkedHashMap<>();
-        payload.put("id", message.messageId());
-        if (notification.title() != null) {
-            payload.put("title", notification.title());
-        }
-        if (notification.body() != null) {
-            payload.put("body", notification.body());
-        }
-        if (!notification.data().isEmpty()) {
-            payload.put("data", notification.data());
-        }
-        payload.put("acceptedAt", message.acceptedAt().toEpochMilli());
-        return json.writeValueAsString(payload);
+        return json.writeValueAsString(MqttPayloads.payload(message));
     }
 }

@@ -3,7 +3,7 @@ package dev.herald.gateway.webpush;
 import dev.herald.contract.Channel;
 import dev.herald.contract.Notification;
 import dev.herald.contract.PushBatch;
-import dev.herald.gateway.fcm.FcmRequests;
+import dev.herald.contract.payload.FcmRequests;
 import dev.herald.store.webpush.P256;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

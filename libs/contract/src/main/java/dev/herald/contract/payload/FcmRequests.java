@@ -1,4 +1,4 @@
-package dev.herald.gateway.fcm;
+package dev.herald.contract.payload;
 
 import dev.herald.contract.Channel;
 import dev.herald.contract.Notification;

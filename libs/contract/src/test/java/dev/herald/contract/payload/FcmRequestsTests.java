@@ -1,4 +1,4 @@
-package dev.herald.gateway.fcm;
+package dev.herald.contract.payload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
