@@ -125,7 +125,9 @@ public class ConsoleQueryController {
     }
 
     @GetMapping("/v1/apps/{appId}/stats/history")
-    History history(AuthenticatedApp app, @RequestParam(defaultValue = "day") String window) {
+    History history(AuthenticatedApp app, @RequestParam(required = false) String window) {
+        // Not defaultValue: Spring would apply it to an empty "?window=" too, which the document refuses.
+        window = window == null ? "day" : window;
         Duration span = WINDOWS.get(window);
         if (span == null) {
             throw Problems.invalidField("window", "must be one of hour, day, week");

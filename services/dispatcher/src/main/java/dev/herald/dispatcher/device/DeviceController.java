@@ -125,6 +125,9 @@ public class DeviceController {
                                      WebPushEndpoints endpoints) {
         Ids.deviceId(deviceId);
         validator.validate(request);
+        if (request.subscription() != null && request.channel() != Channel.webpush) {
+            throw Problems.invalidField("subscription", "is only for the webpush channel");
+        }
         // An MQTT device's "token" is its own id: the gateway routes by it.
         String token = switch (request.channel()) {
             case mqtt -> deviceId;

@@ -35,7 +35,7 @@ public class ProblemConfiguration {
     /**
      * A JSON value of the wrong type is a 400 naming the field, not silently converted: Jackson would
      * otherwise read {@code "id": false} as the string "false", {@code "ttl": "60"} as 60 and
-     * {@code "ttl": 1.5} as 1 ({@link IntegralNumbers}).
+     * {@code "ttl": 1.5} as 1 ({@link IntegralNumbers}), and {@code "channel": 0} as an enum's first constant.
      */
     @Bean
     JsonMapperBuilderCustomizer scalarsAsTyped() {
@@ -52,6 +52,9 @@ public class ProblemConfiguration {
                         .setCoercion(CoercionInputShape.String, CoercionAction.Fail))
                 .withCoercionConfig(LogicalType.Boolean, config -> config
                         .setCoercion(CoercionInputShape.String, CoercionAction.Fail)
+                        .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail))
+                // "channel": 0 would otherwise be the enum's first constant (fcm).
+                .withCoercionConfig(LogicalType.Enum, config -> config
                         .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail));
     }
 
