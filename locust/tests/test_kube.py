@@ -1,11 +1,14 @@
-"""Kubernetes mode against a stand-in kubectl that records its calls (no cluster here)."""
+"""Kubernetes mode against a stand-in kubectl that records its calls and answers like a cluster with
+one node, a Deployment of N pods, RabbitMQ's metrics and the sandbox (the real cluster: the smoke
+test in tests/node and scripts/k8s/scale-out-node.sh)."""
 
 from __future__ import annotations
 
 import json
 import stat
 
-from herald_load.kube import BEGIN, END, KubeTarget, job_manifest, run_kubernetes, split_csv_log
+from herald_load.kube import BEGIN, END, KubeTarget, job_manifest, plateau_resources, \
+    run_kubernetes, split_csv_log
 from herald_load.scaleout import ScaleOutSettings
 
 HISTORY = "Timestamp,User Count,Type,Name,Requests/s,Failures/s\n1,2,DELIVERY,provider deliveries,300,0\n"
@@ -13,6 +16,7 @@ HISTORY = "Timestamp,User Count,Type,Name,Requests/s,Failures/s\n1,2,DELIVERY,pr
 
 def fake_kubectl(tmp_path):
     calls = tmp_path / "calls.jsonl"
+    counter = tmp_path / "counter"
     script = tmp_path / "kubectl"
     script.write_text(f"""#!/usr/bin/env python3
 import json, sys
@@ -20,56 +24,121 @@ args = sys.argv[1:]
 stdin = sys.stdin.read() if "-f" in args else None
 with open({str(calls)!r}, "a") as out:
     out.write(json.dumps({{"args": args, "stdin": stdin}}) + "\\n")
+try:
+    tick = int(open({str(counter)!r}).read())
+except OSError:
+    tick = 0
+open({str(counter)!r}, "w").write(str(tick + 1))
+pod = lambda name, app: {{"metadata": {{"name": name, "labels": {{"app.kubernetes.io/name": app}}}},
+                         "spec": {{"nodeName": "node-a"}}, "status": {{"podIP": "10.0.0.7"}}}}
 if "logs" in args:
     print("locust noise")
     print({BEGIN!r} + "locust_stats_history.csv")
     sys.stdout.write({HISTORY!r})
     print({END!r})
-if "current-context" in args:
+elif "current-context" in args:
     print("test-cluster")
+elif "--raw" in args:
+    path = args[args.index("--raw") + 1]
+    if path.endswith("/stats/summary"):
+        print(json.dumps({{"node": {{"cpu": {{"usageCoreNanoSeconds": tick * 10**9}}}},
+                          "pods": [{{"podRef": {{"name": "gw-1", "namespace": "herald"}},
+                                     "cpu": {{"usageCoreNanoSeconds": tick * 10**8}}}}]}}))
+    elif path.endswith("/metrics"):
+        print('rabbitmq_queue_messages{{vhost="/",queue="herald.send.normal"}} 42')
+    else:
+        print(json.dumps({{"accepted": tick * 100}}))
+elif args[2:4] == ["get", "deployment/herald-gateway"]:
+    print(json.dumps({{"spec": {{"selector": {{"matchLabels": {{"app": "gw"}}}}, "template": {{"spec": {{
+        "containers": [{{"name": "gateway", "image": "gw:1", "resources": {{"limits": {{"cpu": "250m"}}}}}}]}}}}}}}}))
+elif args[2:4] == ["get", "pods"] and "-l" in args:
+    print(json.dumps({{"items": [pod("gw-1", "gateway")]}}))
+elif args[2:4] == ["get", "pods"]:
+    print(json.dumps({{"items": [pod("gw-1", "gateway"), pod("herald-rabbitmq-server-0", "herald-rabbitmq")]}}))
+elif args[2] == "get" and args[3].startswith("job/"):
+    print(json.dumps({{"status": {{"succeeded": 1}}}}))
+elif args[:2] == ["get", "node"]:
+    print(json.dumps({{"status": {{"capacity": {{"cpu": "2"}}}}}}))
 """)
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return script, calls
 
 
-def test_kubernetes_mode_scales_runs_a_job_and_stores_its_csvs(tmp_path):
+def target(kubectl="kubectl", **overrides) -> KubeTarget:
+    return KubeTarget("herald", "herald-gateway", "http://d:8080", "http://s:9090", "local/locust:1",
+                      kubectl=str(kubectl), sample_every_s=0.05, warmup_s=0, **overrides)
+
+
+def test_kubernetes_mode_scales_runs_a_job_samples_and_stores_its_csvs(tmp_path):
     kubectl, calls = fake_kubectl(tmp_path)
-    target = KubeTarget("herald", "herald-gateway", "http://d:8080", "http://s:9090",
-                        kubectl=str(kubectl))
+    lines = []
 
-    measured = run_kubernetes(tmp_path / "run", [1, 2], ScaleOutSettings(duration_s=60), target,
-                              say=lambda _line: None)
+    measured = run_kubernetes(tmp_path / "run", [2, 1], ScaleOutSettings(duration_s=60),
+                              target(kubectl, cpu_limit="250m"), say=lines.append)
 
-    assert measured == [1, 2]
-    recorded = [json.loads(line) for line in calls.read_text().splitlines()]
-    verbs = [c["args"][2] for c in recorded]
-    assert verbs[:6] == ["apply", "scale", "rollout", "apply", "wait", "logs"]
-    assert recorded[1]["args"][2:] == ["scale", "deployment/herald-gateway", "--replicas=1"]
-    job = json.loads(recorded[3]["stdin"])
-    assert job["kind"] == "Job"
-    assert (tmp_path / "run" / "n=2" / "locust_stats_history.csv").read_text() == HISTORY
-    meta = json.loads((tmp_path / "run" / "n=2" / "meta.json").read_text())
-    assert meta["complete"] and meta["machine"]["context"] == "test-cluster"
+    assert measured == [2, 1]
+    recorded = [json.loads(line)["args"] for line in calls.read_text().splitlines()]
+    assert ["-n", "herald", "set", "resources", "deployment/herald-gateway", "--limits=cpu=250m"] in recorded
+    scales = [a[4] for a in recorded if a[2] == "scale"]
+    assert scales == ["--replicas=2", "--replicas=1"]
+    job = json.loads(next(json.loads(line)["stdin"] for line in calls.read_text().splitlines()
+                          if '"kind": "Job"' in (json.loads(line)["stdin"] or "")))
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["HERALD_GATEWAY_METRICS"] == "http://10.0.0.7:8081"
+    folder = tmp_path / "run" / "n=2"
+    assert (folder / "locust_stats_history.csv").read_text() == HISTORY
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["complete"] and meta["machine"]["mode"] == "kubernetes"
+    assert meta["machine"]["context"] == "test-cluster"
     assert meta["throughput_row"] == "provider deliveries"
+    assert "max_in_flight" not in meta["settings"]          # the Deployment's own configuration instead
+    assert meta["deployment"]["containers"][0]["resources"] == {"limits": {"cpu": "250m"}}
+    assert meta["resources"]["queues"]["herald.send.normal"]["max"] == 42
+    assert meta["resources"]["nodes_cores"]["node-a"] > 0
+    assert "gateway" in meta["resources"]["components_cores"]
+    assert (folder / "resources.csv").read_text().startswith("t_s,kind,name,value")
+    assert any("deliveries/s" in line and "min of the run left" in line for line in lines)
 
-    # Resumed: nothing left to do, kubectl only applies the ConfigMap.
-    assert run_kubernetes(tmp_path / "run", [1, 2], ScaleOutSettings(duration_s=60), target,
+    # Resumed: nothing left to do, and no kubectl call at all.
+    before = len(calls.read_text().splitlines())
+    assert run_kubernetes(tmp_path / "run", [1, 2], ScaleOutSettings(duration_s=60), target(kubectl),
                           say=lambda _line: None) == []
+    assert len(calls.read_text().splitlines()) == before
 
 
-def test_job_runs_non_root_read_only_with_the_backlog_for_its_n():
-    target = KubeTarget("herald", "herald-gateway", "http://d:8080", "http://s:9090")
-
-    job = job_manifest("j", "cm", target, ScaleOutSettings(backlog_per_replica=1500), 3)
+def test_job_runs_non_root_read_only_on_the_chosen_node_with_the_backlog_for_its_n():
+    job = job_manifest("j", "cm", target(node_selector=(("herald.dev/real-node", "true"),),
+                                         tolerations=("herald.dev/real-node=true:NoSchedule",)),
+                       ScaleOutSettings(backlog_per_replica=1500), 3)
 
     pod = job["spec"]["template"]["spec"]
     container = pod["containers"][0]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert container["image"] == "local/locust:1"
+    assert "limits" not in container["resources"]
+    assert pod["nodeSelector"] == {"herald.dev/real-node": "true"}
+    assert pod["tolerations"] == [{"key": "herald.dev/real-node", "operator": "Equal", "value": "true",
+                                   "effect": "NoSchedule"}]
     env = {e["name"]: e for e in container["env"]}
     assert env["HERALD_LOAD_BACKLOG"]["value"] == "4500"
     assert "secretKeyRef" in env["HERALD_ADMIN_TOKEN"]["valueFrom"]
     assert "--csv-full-history" in container["command"][2]
+
+
+def test_plateau_resources_are_rates_over_the_window_only():
+    rows = [(t, "cpu_ns", "pod/gw-1", t * 0.25e9 if t <= 20 else 5e9 + (t - 20) * 1e9)
+            for t in range(0, 31, 5)]
+    rows += [(t, "cpu_ns", "node/a", t * 1.5e9) for t in range(0, 31, 5)]
+    rows += [(t, "queue", "q", float(t)) for t in range(0, 31, 5)]
+
+    resources = plateau_resources(rows, 5, 20, {"gw-1": "gateway"})
+
+    assert resources["pods_cores"] == {"gw-1": 0.25}
+    assert resources["components_cores"] == {"gateway": 0.25}
+    assert resources["nodes_cores"] == {"a": 1.5}
+    assert resources["queues"]["q"] == {"mean": 12.5, "max": 20.0}
 
 
 def test_split_csv_log_keeps_only_the_marked_files():

@@ -33,7 +33,8 @@ from .processes import repository_root
 from .machine import LoadSampler, describe_machine, git_revision, services_revision
 from .provisioning import Provisioner
 
-__all__ = ["ScaleOutSettings", "Scenario", "SCENARIOS", "completed", "run_local", "write_meta"]
+__all__ = ["ScaleOutSettings", "Scenario", "SCENARIOS", "completed", "run_local", "still_to_measure",
+           "write_meta"]
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -100,6 +101,15 @@ def completed(folder: Path) -> bool:
         return False
 
 
+def still_to_measure(run_dir: Path, replicas: list[int], say: Callable[[str], None]) -> list[int]:
+    """The N of ``replicas`` (in their order) not yet complete in ``run_dir``; says which are skipped."""
+    todo = [n for n in replicas if not completed(run_dir / f"n={n}")]
+    for n in replicas:
+        if n not in todo:
+            say(f"N = {n}: already complete in {run_dir / f'n={n}'}, skipped")
+    return todo
+
+
 def write_meta(folder: Path, meta: dict) -> None:
     """Atomically: a crash never leaves a meta.json that claims a complete run."""
     tmp = folder / "meta.json.tmp"
@@ -160,10 +170,7 @@ def run_local(run_dir: Path, replicas: list[int], settings: ScaleOutSettings, *,
     run_dir = Path(run_dir)
     run_id = run_id or run_dir.name
     scenario = SCENARIOS[settings.service]
-    todo = [n for n in replicas if not completed(run_dir / f"n={n}")]
-    for n in replicas:
-        if n not in todo:
-            say(f"N = {n}: already complete in {run_dir / f'n={n}'}, skipped")
+    todo = still_to_measure(run_dir, replicas, say)
     if not todo:
         return []
     root = repository_root()
