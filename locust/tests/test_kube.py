@@ -16,19 +16,14 @@ HISTORY = "Timestamp,User Count,Type,Name,Requests/s,Failures/s\n1,2,DELIVERY,pr
 
 def fake_kubectl(tmp_path):
     calls = tmp_path / "calls.jsonl"
-    counter = tmp_path / "counter"
     script = tmp_path / "kubectl"
     script.write_text(f"""#!/usr/bin/env python3
-import json, sys
+import json, sys, time
 args = sys.argv[1:]
 stdin = sys.stdin.read() if "-f" in args else None
 with open({str(calls)!r}, "a") as out:
     out.write(json.dumps({{"args": args, "stdin": stdin}}) + "\\n")
-try:
-    tick = int(open({str(counter)!r}).read())
-except OSError:
-    tick = 0
-open({str(counter)!r}, "w").write(str(tick + 1))
+tick = time.time()  # counters that grow like the kubelet's (the sampler calls from its own thread)
 pod = lambda name, app: {{"metadata": {{"name": name, "labels": {{"app.kubernetes.io/name": app}}}},
                          "spec": {{"nodeName": "node-a"}}, "status": {{"podIP": "10.0.0.7"}}}}
 if "logs" in args:
@@ -41,13 +36,13 @@ elif "current-context" in args:
 elif "--raw" in args:
     path = args[args.index("--raw") + 1]
     if path.endswith("/stats/summary"):
-        print(json.dumps({{"node": {{"cpu": {{"usageCoreNanoSeconds": tick * 10**9}}}},
+        print(json.dumps({{"node": {{"cpu": {{"usageCoreNanoSeconds": int(tick * 10**9)}}}},
                           "pods": [{{"podRef": {{"name": "gw-1", "namespace": "herald"}},
-                                     "cpu": {{"usageCoreNanoSeconds": tick * 10**8}}}}]}}))
+                                     "cpu": {{"usageCoreNanoSeconds": int(tick * 10**8)}}}}]}}))
     elif path.endswith("/metrics"):
         print('rabbitmq_queue_messages{{vhost="/",queue="herald.send.normal"}} 42')
     else:
-        print(json.dumps({{"accepted": tick * 100}}))
+        print(json.dumps({{"accepted": int(tick * 100)}}))
 elif args[2:4] == ["get", "deployment/herald-gateway"]:
     print(json.dumps({{"spec": {{"selector": {{"matchLabels": {{"app": "gw"}}}}, "template": {{"spec": {{
         "containers": [{{"name": "gateway", "image": "gw:1", "resources": {{"limits": {{"cpu": "250m"}}}}}}]}}}}}}}}))

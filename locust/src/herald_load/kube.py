@@ -187,6 +187,7 @@ class ClusterSampler:
         self.rows: list[tuple[float, str, str, float]] = []
         self.errors: dict[str, str] = {}
         self.started = time.monotonic()
+        self.started_epoch = time.time()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -207,6 +208,15 @@ class ClusterSampler:
     def _raw(self, path: str) -> str:
         return _kubectl(self.target, "get", "--raw", path, timeout=30)
 
+    def _stat_time(self, cpu: dict, fallback: float) -> float:
+        """When the kubelet read a CPU counter (it refreshes them every 10-15 s, not when asked),
+        in seconds since start: rates between samples must use it, not the time of the request."""
+        try:
+            read = datetime.strptime(cpu["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        except (KeyError, ValueError):
+            return fallback
+        return read.timestamp() - self.started_epoch
+
     def sample(self) -> None:
         t = time.monotonic() - self.started
         rows = [(t, "loadavg", "runner host", float(_loadavg().split()[0]))] \
@@ -214,12 +224,13 @@ class ClusterSampler:
         for node in self.nodes:
             try:
                 summary = json.loads(self._raw(f"/api/v1/nodes/{node}/proxy/stats/summary"))
-                rows.append((t, "cpu_ns", f"node/{node}",
-                             float(summary["node"]["cpu"]["usageCoreNanoSeconds"])))
+                cpu = summary["node"]["cpu"]
+                rows.append((self._stat_time(cpu, t), "cpu_ns", f"node/{node}",
+                             float(cpu["usageCoreNanoSeconds"])))
                 for pod in summary.get("pods", []):
                     ref, cpu = pod["podRef"], pod.get("cpu", {})
                     if ref["namespace"] == self.target.namespace and "usageCoreNanoSeconds" in cpu:
-                        rows.append((t, "cpu_ns", f"pod/{ref['name']}",
+                        rows.append((self._stat_time(cpu, t), "cpu_ns", f"pod/{ref['name']}",
                                      float(cpu["usageCoreNanoSeconds"])))
             except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired) as error:
                 self.errors["stats/summary"] = str(error)[:300]
@@ -242,7 +253,7 @@ class ClusterSampler:
         """Per second over the last two samples: deliveries, and cores of each node."""
         rates = {}
         for kind, name in {(k, n) for _t, k, n, _v in self.rows if k in ("cpu_ns", "sandbox_accepted")}:
-            series = [(t, v) for t, k, n, v in self.rows if k == kind and n == name][-2:]
+            series = sorted({(t, v) for t, k, n, v in self.rows if k == kind and n == name})[-2:]
             if len(series) == 2 and series[1][0] > series[0][0]:
                 per_s = (series[1][1] - series[0][1]) / (series[1][0] - series[0][0])
                 rates[name] = per_s / 1e9 if kind == "cpu_ns" else per_s
@@ -268,7 +279,7 @@ def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float,
     window = [r for r in rows if start_s <= r[0] <= end_s]
     cores: dict[str, float] = {}
     for name in sorted({n for _t, k, n, _v in window if k == "cpu_ns"}):
-        series = [(t, v) for t, k, n, v in window if k == "cpu_ns" and n == name]
+        series = sorted({(t, v) for t, k, n, v in window if k == "cpu_ns" and n == name})
         if len(series) >= 2 and series[-1][0] > series[0][0]:
             cores[name] = (series[-1][1] - series[0][1]) / 1e9 / (series[-1][0] - series[0][0])
     by_component: dict[str, float] = {}
@@ -357,6 +368,8 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
         requests = [f"--requests=cpu={target.cpu_request}"] if target.cpu_request else []
         say(f"deployment/{target.deployment}: CPU {' '.join(limits + requests)}")
         _kubectl(target, "set", "resources", f"deployment/{target.deployment}", *limits, *requests)
+        # A change rolls the pods: let that finish first, or old and new pods start side by side.
+        _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
     context = _kubectl(target, "config", "current-context").strip()
     settings_record = {k: (list(v) if isinstance(v, tuple) else v)
                        for k, v in asdict(settings).items() if k not in LOCAL_ONLY}

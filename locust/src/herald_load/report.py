@@ -207,7 +207,9 @@ def _node_capacity(meta: dict) -> float | None:
 
 
 def _component(resources: dict, word: str) -> float | None:
-    values = [v for k, v in resources.get("components_cores", {}).items() if word in k]
+    """Cores of the pods whose name holds `word` (pod names, not labels: the charts' Redis pod is
+    labelled push-platform, and the Job's pod is listed before its labels are known)."""
+    values = [v for k, v in resources.get("pods_cores", {}).items() if word in k]
     return sum(values) if values else None
 
 
@@ -225,6 +227,7 @@ def _per_n(run: Run) -> list[dict]:
             "capacity": _node_capacity(m.meta),
             "rabbitmq": _component(r, "rabbitmq"), "redis": _component(r, "redis"),
             "dispatcher": _component(r, "dispatcher"), "locust": _component(r, "herald-load"),
+            "all_pods": sum(r.get("pods_cores", {}).values()) if r.get("pods_cores") else None,
             "queue": r.get("queue_total_mean"), "load": r.get("runner_loadavg_mean")})
     return rows
 
@@ -253,16 +256,22 @@ def resources_table(run: Run) -> str:
         return "No resource samples in this run (local mode: see the load columns above)."
     rows = ["| N | throughput/s | measured pods: cores each (mean; of limit) | throughput per "
             "measured-pod core | RabbitMQ | Redis | dispatcher | Locust | node (of capacity) "
-            "| queued messages (mean) |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| of which outside the namespace's pods | queued messages (mean) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in per_n:
         limit = f"; {r['pod_mean'] / r['limit']:.0%} of {r['limit']:g}" \
             if r["pod_mean"] is not None and r["limit"] else ""
         per_core = _x(r["x"] / sum(r["pods"])) if r["pods"] and sum(r["pods"]) > 0 else "–"
+        outside = _c(r["node"] - r["all_pods"]) \
+            if r["node"] is not None and r["all_pods"] is not None else "–"
         rows.append(f"| {r['n']} | {_x(r['x'])} | {_c(r['pod_mean'])}{limit} | {per_core} | "
                     f"{_c(r['rabbitmq'])} | "
                     f"{_c(r['redis'])} | {_c(r['dispatcher'])} | {_c(r['locust'])} | "
-                    f"{_c(r['node'])} of {_c(r['capacity'], 0)} | {_x(r['queue'])} |")
+                    f"{_c(r['node'])} of {_c(r['capacity'], 0)} | {outside} | {_x(r['queue'])} |")
+    rows.append("")
+    rows.append("The node's figure is its root cgroup: every process on the machine, the pods and "
+                "whatever else runs there (on a shared test machine, other work); the column after "
+                "it is that figure less the namespace's pods.")
     return "\n".join(rows)
 
 
@@ -331,5 +340,5 @@ def latency_table(run: Run) -> str:
                     continue
                 rows.append(f"| {m.n} | {row['Name']} | {row['Request Count']} | {row.get('50%', '–')} "
                             f"| {row.get('95%', '–')} | {row.get('99%', '–')} | "
-                            f"{row.get('Max Response Time', '–')} |")
+                            f"{_x(float(row['Max Response Time'] or 'nan'))} |")
     return "\n".join(rows)
