@@ -68,6 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     kube.add_argument("--cpu-limit", default=None, metavar="CPU",
                       help="CPU limit set on the Deployment before the run, e.g. 250m")
     kube.add_argument("--cpu-request", default=None, metavar="CPU")
+    kube.add_argument("--memory-limit", default=None, metavar="MEMORY",
+                      help="memory limit set on the Deployment, e.g. 1Gi (the JVM's heap follows it)")
     kube.add_argument("--node-selector", action="append", default=[], metavar="KEY=VALUE",
                       help="where the Locust Job's pod may run (repeatable)")
     kube.add_argument("--toleration", action="append", default=[], metavar="KEY=VALUE:EFFECT",
@@ -166,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                             dispatcher_url=args.dispatcher_url, sandbox_url=args.sandbox_url,
                             admin_secret=args.admin_secret, image=args.locust_image,
                             cpu_limit=args.cpu_limit, cpu_request=args.cpu_request,
+                            memory_limit=args.memory_limit,
                             node_selector=tuple(tuple(s.split("=", 1)) for s in args.node_selector),
                             tolerations=tuple(args.toleration), warmup_s=args.warmup)
         if args.descending:

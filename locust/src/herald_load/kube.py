@@ -66,6 +66,7 @@ class KubeTarget:
     admin_secret: str = "herald-app"
     cpu_limit: str | None = None         # set on the Deployment's containers; None: as deployed
     cpu_request: str | None = None
+    memory_limit: str | None = None      # e.g. the chart's 1Gi where a test values file shrank it
     node_selector: tuple[tuple[str, str], ...] = ()   # where the Job's pod may run
     tolerations: tuple[str, ...] = ()    # key=value:Effect, for the Job's pod
     sandbox_service: str = "herald-provider-sandbox:9090"
@@ -363,10 +364,12 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
     configmap = f"herald-load-{settings.service}"
     _kubectl(target, "apply", "-f", "-",
              stdin=json.dumps(configmap_manifest(configmap, scenario.locustfile)))
-    if target.cpu_limit or target.cpu_request:
-        limits = [f"--limits=cpu={target.cpu_limit}"] if target.cpu_limit else []
+    limits = ",".join(f"{what}={value}" for what, value in (("cpu", target.cpu_limit),
+                                                           ("memory", target.memory_limit)) if value)
+    if limits or target.cpu_request:
+        limits = [f"--limits={limits}"] if limits else []
         requests = [f"--requests=cpu={target.cpu_request}"] if target.cpu_request else []
-        say(f"deployment/{target.deployment}: CPU {' '.join(limits + requests)}")
+        say(f"deployment/{target.deployment}: {' '.join(limits + requests)}")
         _kubectl(target, "set", "resources", f"deployment/{target.deployment}", *limits, *requests)
         # A change rolls the pods: let that finish first, or old and new pods start side by side.
         _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
