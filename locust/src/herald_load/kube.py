@@ -341,6 +341,15 @@ def _components(target: KubeTarget) -> tuple[dict[str, str], list[str]]:
     return components, nodes
 
 
+def _restarts(target: KubeTarget) -> dict[str, int]:
+    """Container restarts so far of each pod in the namespace (an OOM kill or a failed liveness
+    probe mid-plateau makes that N's figure worthless)."""
+    pods = json.loads(_kubectl(target, "get", "pods", "-o", "json"))["items"]
+    return {p["metadata"]["name"]: sum(c.get("restartCount", 0)
+                                       for c in p["status"].get("containerStatuses", []))
+            for p in pods}
+
+
 def _job_state(target: KubeTarget, job: str) -> str | None:
     status = json.loads(_kubectl(target, "get", f"job/{job}", "-o", "json")).get("status", {})
     if status.get("succeeded"):
@@ -392,6 +401,7 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
         metrics = [f"http://{p['status']['podIP']}:{target.metrics_port}" for p in ready] \
             if settings.service == "gateway" else []
         components, nodes = _components(target)
+        restarts_before = _restarts(target)
         job = f"herald-load-{settings.service}-n{n}-{int(time.time())}"
         started_at, load_before = _now(), _loadavg()
         say(f"N = {n}: {len(ready)} pod(s) ready; Locust Job {job} for {settings.duration_s} s "
@@ -416,6 +426,10 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
                     f"queues {sampler.latest_queues()}, load {_loadavg().split()[0]}, "
                     f"about {left:.0f} min of the run left")
         ended_at, load_after = _now(), _loadavg()
+        restarts = {pod: count - restarts_before.get(pod, 0) for pod, count in _restarts(target).items()
+                    if count > restarts_before.get(pod, 0)}
+        if restarts:
+            say(f"N = {n}: containers restarted during the run: {restarts}")
         log = _kubectl(target, "logs", f"job/{job}")
         (folder / "job.log").write_text(log)
         files = split_csv_log(log)
@@ -442,6 +456,7 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
             "started_at": started_at, "ended_at": ended_at,
             "load_before": load_before, "load_after": load_after,
             "resources": resources, "sampling_errors": sampler.errors,
+            "restarts_during_run": restarts,
             "job": job, "locust_image": target.image, "complete": True})
         _kubectl(target, "delete", f"job/{job}", "--wait=false")
         measured.append(n)

@@ -268,6 +268,12 @@ def resources_table(run: Run) -> str:
                     f"{_c(r['rabbitmq'])} | "
                     f"{_c(r['redis'])} | {_c(r['dispatcher'])} | {_c(r['locust'])} | "
                     f"{_c(r['node'])} of {_c(r['capacity'], 0)} | {outside} | {_x(r['queue'])} |")
+    restarted = [f"N = {m.n}: {m.meta['restarts_during_run']}" for m in run.measurements
+                 if m.meta.get("restarts_during_run")]
+    if restarted:
+        rows.append("")
+        rows.append("**Containers restarted during these runs** (their N measured a platform "
+                    "short of a replica for a while): " + "; ".join(restarted) + ".")
     rows.append("")
     rows.append("The node's figure is its root cgroup: every process on the machine, the pods and "
                 "whatever else runs there (on a shared test machine, other work); the column after "
