@@ -46,7 +46,8 @@ public final class RedisKeys {
         MESSAGE_THROTTLE("throttle:{<message>}", "throttle:\\{[^}]+\\}"),
         API_RATE("apirate:{<app>}", "apirate:\\{[^}]+\\}"),
         SCHEDULE("schedule", "schedule"),
-        SCHEDULED_SEND("sched:{<message>}", "sched:\\{[^}]+\\}");
+        SCHEDULED_SEND("sched:{<message>}", "sched:\\{[^}]+\\}"),
+        AUDIT("audit", "audit");
 
         private final String shape;
         private final Pattern pattern;
@@ -252,5 +253,10 @@ public final class RedisKeys {
     /** A scheduled send's request and fired groups, beside its status in the message's slot. */
     public static String scheduledSend(String messageId) {
         return "sched:" + messageTag(messageId);
+    }
+
+    /** The admin audit log: one stream, untagged (written once per admin action, read by admins). */
+    public static String audit() {
+        return "audit";
     }
 }

@@ -65,6 +65,7 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.API_RATE, RedisKeys.apiRate("shop"));
         built.put(KeyPattern.SCHEDULE, RedisKeys.schedule());
         built.put(KeyPattern.SCHEDULED_SEND, RedisKeys.scheduledSend("m1"));
+        built.put(KeyPattern.AUDIT, RedisKeys.audit());
         assertThat(built).containsOnlyKeys(KeyPattern.values());
         built.forEach((pattern, key) -> assertThat(KeyPattern.of(key)).as(key).contains(pattern));
     }
