@@ -11,6 +11,7 @@ import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.status.StatusController.MessageView;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.mqtt.CredentialGenerations;
+import dev.herald.store.mqtt.DeviceSessions;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
@@ -61,13 +62,15 @@ public class ConsoleQueryController {
     private final DeviceRegistry devices;
     private final MqttCredentials credentials;
     private final CredentialGenerations generations;
+    private final DeviceSessions sessions;
 
     public ConsoleQueryController(MessageStatusStore status, DeviceRegistry devices, MqttCredentials credentials,
-                                  CredentialGenerations generations) {
+                                  CredentialGenerations generations, DeviceSessions sessions) {
         this.status = status;
         this.devices = devices;
         this.credentials = credentials;
         this.generations = generations;
+        this.sessions = sessions;
     }
 
     /**
@@ -146,7 +149,7 @@ public class ConsoleQueryController {
         Optional<String> deviceId = await(devices.deviceOfToken(app.id(), named, token));
         List<DeviceController.DeviceResponse> found = deviceId
                 .flatMap(id -> await(devices.find(app.id(), id)))
-                .map(device -> List.of(DeviceController.describe(device, credentials, generations))).orElse(List.of());
+                .map(device -> List.of(DeviceController.describe(device, credentials, generations, sessions))).orElse(List.of());
         return new DeviceMatches(found);
     }
 
