@@ -72,6 +72,10 @@ class ConsoleApiTests extends DispatcherIntegrationTest {
         assertProblem(api().get(messages + "?state=bogus", app.key()), 400);
         assertProblem(api().get(messages + "?limit=0", app.key()), 400);
         assertProblem(api().get(messages + "?before=x", app.key()), 400);
+        // Only a cursor as a page gives it (the document's pattern): not empty, no sign, no 19-digit overflow.
+        for (String cursor : List.of("", "+1.0", "1.-0", "1234567890123456789.0", "1.2.3")) {
+            assertProblem(api().get(messages + "?before=" + cursor, app.key()), 400);
+        }
         assertProblem(api().get(messages, other.key()), 403);
         assertProblem(api().get(messages, null), 401);
     }
