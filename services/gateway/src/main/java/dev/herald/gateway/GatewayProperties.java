@@ -26,6 +26,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param tokenSweep    the sweep that removes devices whose token went unrefreshed too long
  * @param quota         each app's provider quotas, shared by every replica through Redis (an app's
  *                      own limits, set through the admin API, win over these defaults)
+ * @param replicaLease  how long this replica's lease in Redis lives without renewal (renewed every third
+ *                      of it, deleted on a graceful stop): the admin's platform view lists the live replicas
  */
 @ConfigurationProperties("herald.gateway")
 public record GatewayProperties(
@@ -38,7 +40,8 @@ public record GatewayProperties(
         @DefaultValue Apns apns,
         @DefaultValue WebPush webpush,
         @DefaultValue TokenSweep tokenSweep,
-        @DefaultValue Quota quota) {
+        @DefaultValue Quota quota,
+        @DefaultValue("10s") Duration replicaLease) {
 
     /**
      * Consumers per lane: the high lane has its own, so bulk work never occupies them.

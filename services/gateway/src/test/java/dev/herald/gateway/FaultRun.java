@@ -156,7 +156,10 @@ final class FaultRun implements AutoCloseable {
         properties.setContentType(MessageProperties.CONTENT_TYPE_JSON);
         properties.setDeliveryMode(MessageDeliveryMode.PERSISTENT);
         Message message = new Message(JSON.writeValueAsBytes(batch), properties);
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> {
+        // Tried at once: a fixed poll interval's default first delay equals the interval, which made
+        // every publish wait 500 ms and let the gateway finish the first batches before the last were queued.
+        await().atMost(Duration.ofSeconds(60)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(500))
+                .ignoreExceptions().until(() -> {
             rabbit.invoke(template -> {
                 template.send(Queues.EXCHANGE, Queues.SEND_NORMAL, message);
                 template.waitForConfirmsOrDie(10_000);

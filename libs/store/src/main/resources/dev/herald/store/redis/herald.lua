@@ -528,12 +528,14 @@ end
 -- if that is the device's current generation (no key: 0). In one step with the session write, so a
 -- revocation (credentials_revoke, same slot) either comes first and this refuses, or comes after and
 -- finds this connection as the session's holder.
--- KEYS cm:cred:{a/d}, cm:session:{a/d}. ARGV holder (<node>|<connection>), generation.
+-- A granted claim also records the CONNECT's time (the device API's last MQTT connect).
+-- KEYS cm:cred:{a/d}, cm:session:{a/d}, cm:connected:{a/d}. ARGV holder (<node>|<connection>), generation, now (ms).
 -- Returns {1, previous holder or ''} or {0, ''} (revoked).
 local function session_claim(keys, args)
   if tonumber(redis.call('GET', keys[1]) or '0') ~= tonumber(args[2]) then
     return {0, ''}
   end
+  redis.call('SET', keys[3], args[3])
   return {1, redis.call('SET', keys[2], args[1], 'GET') or ''}
 end
 
