@@ -162,6 +162,17 @@ test('the admin rotates the key: the new one is shown once, the old one is refus
   await page.getByRole('table', { name: 'Queues' }).waitFor();
   assert.ok(await page.getByText('herald.send.high').isVisible());
   await shot('platform');
+
+  // The audit log lists the revocation just made, by the admin, and no key.
+  await page.getByRole('link', { name: 'Audit log' }).click();
+  await page.getByLabel('App', { exact: true }).fill(app.id);
+  await page.getByRole('button', { name: 'Filter' }).click();
+  const audit = page.getByRole('table', { name: 'Admin actions, newest first' });
+  await audit.getByRole('row').filter({ hasText: 'key.revoked' }).filter({ hasText: oldKeyId }).waitFor();
+  const logged = await audit.textContent();
+  assert.ok(logged.includes('app.created') && /admin:[0-9a-f]{8}/.test(logged), logged);
+  assert.ok(!app.keys.some((key) => logged.includes(key)), 'no API key in the audit log');
+  await shot('audit');
   await signOut();
 
   await page.getByLabel('App id').fill(app.id);

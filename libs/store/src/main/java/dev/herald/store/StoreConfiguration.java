@@ -64,7 +64,7 @@ public class StoreConfiguration {
 
     @Bean
     CredentialCipher credentialCipher(StoreProperties properties) {
-        return new CredentialCipher(properties.cryptoKey());
+        return new CredentialCipher(properties.cryptoKey(), properties.cryptoPreviousKeys());
     }
 
     @Bean
@@ -114,7 +114,7 @@ public class StoreConfiguration {
 
     @Bean
     MqttCredentials mqttCredentials(StoreProperties properties) {
-        return new MqttCredentials(properties.cryptoKey());
+        return new MqttCredentials(properties.cryptoKey(), properties.cryptoPreviousKeys());
     }
 
     @Bean

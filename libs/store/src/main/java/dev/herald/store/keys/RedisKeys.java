@@ -47,7 +47,8 @@ public final class RedisKeys {
         API_RATE("apirate:{<app>}", "apirate:\\{[^}]+\\}"),
         SCHEDULE("schedule", "schedule"),
         SCHEDULED_SEND("sched:{<message>}", "sched:\\{[^}]+\\}"),
-        REPLICA_LEASE("replica:<service>:<replica>", "replica:[a-z-]+:[^{}]+");
+        REPLICA_LEASE("replica:<service>:<replica>", "replica:[a-z-]+:[^{}]+"),
+        AUDIT("audit", "audit");
 
         private final String shape;
         private final Pattern pattern;
@@ -259,5 +260,10 @@ public final class RedisKeys {
     /** A scheduled send's request and fired groups, beside its status in the message's slot. */
     public static String scheduledSend(String messageId) {
         return "sched:" + messageTag(messageId);
+    }
+
+    /** The admin audit log: one stream, untagged (written once per admin action, read by admins). */
+    public static String audit() {
+        return "audit";
     }
 }

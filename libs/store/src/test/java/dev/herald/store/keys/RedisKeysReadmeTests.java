@@ -66,6 +66,7 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.SCHEDULE, RedisKeys.schedule());
         built.put(KeyPattern.SCHEDULED_SEND, RedisKeys.scheduledSend("m1"));
         built.put(KeyPattern.REPLICA_LEASE, RedisKeys.replicaLease("gateway", "gateway-7d9f-x2b4.a1b2c3d4"));
+        built.put(KeyPattern.AUDIT, RedisKeys.audit());
         assertThat(built).containsOnlyKeys(KeyPattern.values());
         built.forEach((pattern, key) -> assertThat(KeyPattern.of(key)).as(key).contains(pattern));
     }

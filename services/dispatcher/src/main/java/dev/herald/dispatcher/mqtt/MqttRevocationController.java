@@ -7,7 +7,9 @@ import dev.herald.contract.Queues;
 import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.contract.amqp.PublishFailedException;
 import dev.herald.dispatcher.Ids;
+import dev.herald.dispatcher.audit.AdminAudit;
 import dev.herald.dispatcher.auth.AdminApi;
+import dev.herald.dispatcher.auth.AdminCaller;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.store.app.AppStore;
 import dev.herald.store.mqtt.CredentialGenerations;
@@ -39,21 +41,26 @@ public class MqttRevocationController {
     private final AppStore apps;
     private final CredentialGenerations generations;
     private final ConfirmedPublisher publisher;
+    private final AdminAudit audit;
 
-    public MqttRevocationController(AppStore apps, CredentialGenerations generations, ConfirmedPublisher publisher) {
+    public MqttRevocationController(AppStore apps, CredentialGenerations generations, ConfirmedPublisher publisher,
+                                    AdminAudit audit) {
+        this.audit = audit;
         this.apps = apps;
         this.generations = generations;
         this.publisher = publisher;
     }
 
     @DeleteMapping("/v1/apps/{appId}/devices/{deviceId}/mqtt-credentials")
-    ResponseEntity<Void> revoke(@PathVariable String appId, @PathVariable String deviceId) {
+    ResponseEntity<Void> revoke(AdminCaller caller, @PathVariable String appId, @PathVariable String deviceId) {
         Ids.appId(appId);
         Ids.deviceId(deviceId);
         if (await(apps.load(appId)).isEmpty()) {
             throw Problems.notFound("app " + appId + " does not exist");
         }
         CredentialGenerations.Revoked revoked = await(generations.revoke(appId, deviceId));
+        // Recorded before the disconnect, which may fail (503) after the revocation took effect.
+        audit.record(caller, "device.mqtt-credentials.revoked", appId, deviceId, "generation " + revoked.generation());
         revoked.connected().ifPresent(holder -> disconnect(appId, deviceId, holder));
         log.info("app {}: MQTT credentials of device {} revoked (generation {})", appId, deviceId, revoked.generation());
         return ResponseEntity.noContent().build();
