@@ -86,7 +86,8 @@ def test_console_in_a_real_browser(platform, tmp_path):
             subscriber.kill()
             subscriber.wait()
     for page in ("sign-in", "apps", "overview", "messages", "message-delivered", "devices", "send",
-                 "campaigns", "platform", "audit", "overview-phone"):
+                 "campaigns", "platform", "audit", "overview-phone", "send-preview", "platform-replicas",
+                 "devices-mqtt"):
         assert (SCREENSHOTS / f"{page}.png").stat().st_size > 0, page
 
 

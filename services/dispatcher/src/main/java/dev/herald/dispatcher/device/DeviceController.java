@@ -7,6 +7,7 @@ import dev.herald.contract.Channel;
 import dev.herald.dispatcher.Ids;
 import dev.herald.dispatcher.auth.AppApi;
 import dev.herald.dispatcher.auth.AuthenticatedApp;
+import dev.herald.dispatcher.mqtt.MqttCredentialRevoker;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.dispatcher.schedule.TimeZones;
@@ -114,10 +115,13 @@ public class DeviceController {
     private final WebPushEndpoints endpoints;
     private final CredentialGenerations generations;
     private final DeviceSessions sessions;
+    private final MqttCredentialRevoker revoker;
 
     public DeviceController(DeviceRegistry devices, RequestValidator validator, MqttCredentials credentials,
-                            WebPushEndpoints endpoints, CredentialGenerations generations, DeviceSessions sessions) {
+                            WebPushEndpoints endpoints, CredentialGenerations generations, DeviceSessions sessions,
+                            MqttCredentialRevoker revoker) {
         this.devices = devices;
+        this.revoker = revoker;
         this.validator = validator;
         this.credentials = credentials;
         this.endpoints = endpoints;
@@ -189,8 +193,13 @@ public class DeviceController {
     @DeleteMapping("/v1/apps/{appId}/devices/{deviceId}")
     ResponseEntity<Void> delete(AuthenticatedApp app, @PathVariable String deviceId) {
         Ids.deviceId(deviceId);
+        Device device = find(app, deviceId);
         if (!await(devices.unregister(app.id(), deviceId))) {
             throw unknown(deviceId);
+        }
+        if (device.channel() == Channel.mqtt) {
+            // Its password is derived, not stored: without this it would still connect after removal.
+            revoker.disconnect(app.id(), deviceId, revoker.revoke(app.id(), deviceId));
         }
         return ResponseEntity.noContent().build();
     }
