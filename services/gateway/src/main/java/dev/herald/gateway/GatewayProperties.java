@@ -81,10 +81,12 @@ public record GatewayProperties(
     /**
      * @param endpoint       FCM base URL (the {@code sandbox} profile: the provider sandbox). An
      *                       http:// URL is spoken as h2c.
-     * @param connections    HTTP/2 connections in the pool; each multiplexes many requests
+     * @param connections    HTTP/2 connections in the pool; each multiplexes many requests (as many
+     *                       as the server allows at once: 100 is usual), so with the default 512 in
+     *                       flight fewer than 6 would hold the rest back in the pool
      * @param requestTimeout time allowed for one request before it counts as a transport failure
      */
-    public record Fcm(@DefaultValue("https://fcm.googleapis.com") URI endpoint, @DefaultValue("4") int connections,
+    public record Fcm(@DefaultValue("https://fcm.googleapis.com") URI endpoint, @DefaultValue("6") int connections,
                       @DefaultValue("10s") Duration requestTimeout) {
     }
 

@@ -134,8 +134,7 @@ public final class BatchDelivery {
             return send(work, attempt);
         }
         // A retry comes after a wait during which the message may have been cancelled.
-        return Mono.fromFuture(() -> cancels.cancelled(work.batch().messageId()))
-                .retryWhen(RedisOutage.waitedOut())
+        return RedisOutage.rideOut(() -> cancels.cancelled(work.batch().messageId()))
                 .flatMap(cancelled -> cancelled ? cancel(work.batch(), List.of(work.target().key())) : send(work, attempt));
     }
 
@@ -207,20 +206,20 @@ public final class BatchDelivery {
 
     private Mono<Void> skip(Work work) {
         metrics.duplicateSkipped();
-        return Mono.fromFuture(() -> status.alreadyFinished(work.batch().messageId(), work.batch().appId(),
-                work.batch().batch(), work.target().key()))
-                .retryWhen(RedisOutage.waitedOut());
+        return RedisOutage.rideOut(() -> status.alreadyFinished(work.batch().messageId(), work.batch().appId(),
+                work.batch().batch(), work.target().key()));
     }
 
     private Mono<Void> record(Work work, Outcome outcome) {
-        return Mono.fromFuture(() -> status.record(work.batch().messageId(), work.batch().appId(), work.batch().batch(),
-                        work.target().key(), outcome))
-                .retryWhen(RedisOutage.waitedOut())
-                .doOnNext(recorded -> {
+        // flatMap to an empty Mono rather than then(): then() passes each value it drops to the
+        // context's discard hook, a walk up the whole operator chain per target.
+        return RedisOutage.<Boolean>rideOut(() -> status.record(work.batch().messageId(), work.batch().appId(),
+                        work.batch().batch(), work.target().key(), outcome))
+                .flatMap(recorded -> {
                     if (recorded) {
                         metrics.outcome(work.target().channel(), outcome);
                     }
-                })
-                .then();
+                    return Mono.<Void>empty();
+                });
     }
 }
