@@ -164,7 +164,7 @@ class BrokerAndCacheFaultsIT {
             work.addAll(make.make(run));
             FaultRun.Ending end = run.awaitAllEndedExactlyOnce(work, TO_COMPLETE);
             System.out.printf("BrokerAndCacheFaultsIT %s: sandbox accepted %d at the fault, %d in all; dead-lettered %d; "
-                            + "delivered twice %d, dead-lettered twice %d (allowed %d together); test took %d s%n", fault, atFault,
+                            + "delivered twice %d, dead letters published again %d (allowed %d together); test took %d s%n", fault, atFault,
                     end.sandbox().accepted(), end.deadLettered(), end.deliveredTwice(), end.deadLetteredTwice(), allowedTwice,
                     Duration.between(start, Instant.now()).toSeconds());
             assertThat(end.endedTwice()).as("targets delivered or dead-lettered twice (the documented window)")

@@ -161,7 +161,8 @@ final class FaultRun implements AutoCloseable {
      */
     private void publishUntilConfirmed(PushBatch batch) {
         Outgoing outgoing = new Outgoing(Queues.EXCHANGE, Queues.SEND_NORMAL, batch.messageId(), batch);
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
+        // At once, then every 500 ms (Awaitility waits one poll interval before the first try by default).
+        await().atMost(Duration.ofSeconds(60)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(500)).until(() -> {
             try {
                 publisher.publishAll(List.of(outgoing), Duration.ofSeconds(10));
                 return true;
@@ -192,8 +193,9 @@ final class FaultRun implements AutoCloseable {
     /**
      * Waits (up to {@code within}) for every message to complete, then checks each target ended
      * exactly once: a refused one in the dead-letter queue (with its reason) and never at the
-     * sandbox, any other delivered; either twice at most (the in-flight window, returned for the
-     * caller to bound: a dead letter whose confirm was lost with its connection is published again).
+     * sandbox, any other delivered twice at most; what ended more than once (the in-flight window) is
+     * returned for the caller to bound: a dead letter whose confirm was lost with its channel (its
+     * connection broke, or the channel was closed after a nack, ConfirmedPublisher) is published again.
      */
     Ending awaitAllEndedExactlyOnce(List<PushBatch> work, Duration within) {
         await().atMost(within).pollInterval(Duration.ofMillis(250))
@@ -216,8 +218,8 @@ final class FaultRun implements AutoCloseable {
                     assertThat(received).as("deliveries of refused %s", target.token()).isZero();
                     List<String> reasons = deadReasons.get(target.token());
                     assertThat(reasons).as("dead letters of %s", target.token())
-                            .hasSizeBetween(1, 2).allSatisfy(reason -> assertThat(reason).isNotBlank());
-                    deadTwice += reasons.size() - 1;
+                            .isNotEmpty().allSatisfy(reason -> assertThat(reason).isNotBlank());
+                    deadTwice += reasons.size() - 1; // each extra copy counts against the window
                 } else {
                     assertThat(received).as("deliveries to %s", target.token()).isBetween(1L, 2L);
                     assertThat(deadReasons).as("dead letters of delivered %s", target.token()).doesNotContainKey(target.token());
