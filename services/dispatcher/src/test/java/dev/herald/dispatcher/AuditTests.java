@@ -138,7 +138,7 @@ class AuditTests extends DispatcherIntegrationTest {
 
     @Test
     void badParametersAreProblemsAndTheLogNeedsTheAdminToken() {
-        for (String query : List.of("limit=0", "limit=201", "limit=x", "before=abc", "before=", "action=Key%20Revoked",
+        for (String query : List.of("limit=0", "limit=201", "limit=x", "limit=", "before=abc", "before=", "action=Key%20Revoked",
                 "app=a%2Fb")) {
             Api.Response response = api().get("/v1/audit?" + query, ADMIN_TOKEN);
             assertProblem(response, 400);

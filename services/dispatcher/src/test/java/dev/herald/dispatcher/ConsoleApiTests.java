@@ -70,7 +70,10 @@ class ConsoleApiTests extends DispatcherIntegrationTest {
         assertThat(failed.get("messages").get(0).get("failures").get("UNREGISTERED").asLong()).isEqualTo(1);
 
         assertProblem(api().get(messages + "?state=bogus", app.key()), 400);
-        assertProblem(api().get(messages + "?limit=0", app.key()), 400);
+        // Every listing reads limit one way (PageLimits): empty, signed or not a number is no default.
+        for (String limit : List.of("0", "", "+5", "101", "x", "99999999999")) {
+            assertProblem(api().get(messages + "?limit=" + limit, app.key()), 400);
+        }
         assertProblem(api().get(messages + "?before=x", app.key()), 400);
         // Only a cursor as a page gives it (the document's pattern): not empty, no sign, no 19-digit overflow.
         for (String cursor : List.of("", "+1.0", "1.-0", "1234567890123456789.0", "1.2.3")) {

@@ -72,7 +72,7 @@ class ScheduleValidationTests extends DispatcherIntegrationTest {
         long inAnHour = Instant.now().plus(Duration.ofHours(1)).getEpochSecond();
         LocalDateTime local = LocalDateTime.now(ZoneOffset.UTC).plusHours(1);
         for (String field : List.of("sendAt", "sendAtLocalTime")) {
-            for (Object malformed : List.of("", " ", inAnHour, List.of(local.getYear(), local.getMonthValue(),
+            for (Object malformed : List.of("", " ", inAnHour, String.valueOf(inAnHour), String.valueOf(inAnHour * 1000), List.of(local.getYear(), local.getMonthValue(),
                     local.getDayOfMonth(), local.getHour(), local.getMinute()))) {
                 assertInvalid(send(app, Map.of(field, malformed)), field, "");
                 assertInvalid(api().json("POST", "/v1/apps/" + app.id() + "/previews", app.key(),

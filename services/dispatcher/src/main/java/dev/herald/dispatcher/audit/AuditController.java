@@ -5,6 +5,7 @@ import static dev.herald.dispatcher.Futures.await;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.herald.dispatcher.Ids;
 import dev.herald.dispatcher.auth.AdminApi;
+import dev.herald.dispatcher.problem.PageLimits;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.store.audit.AuditEntry;
 import dev.herald.store.audit.AuditLog;
@@ -48,7 +49,7 @@ public class AuditController {
     @GetMapping("/v1/audit")
     Page read(@RequestParam(required = false) String limit, @RequestParam(required = false) String before,
               @RequestParam(required = false) String action, @RequestParam(required = false) String app) {
-        int size = limit == null ? 50 : parseLimit(limit);
+        int size = PageLimits.parse(limit, 50, MAX_LIMIT);
         if (before != null && !ENTRY_ID.matcher(before).matches()) {
             throw Problems.invalidField("before", "must be the next of a previous page (an entry id such as 1732435200000-0)");
         }
@@ -61,17 +62,5 @@ public class AuditController {
         var page = await(auditLog.read(new AuditQuery(size, Optional.ofNullable(before), Optional.ofNullable(action),
                 Optional.ofNullable(app))));
         return new Page(page.entries().stream().map(Entry::of).toList(), page.next());
-    }
-
-    private static int parseLimit(String limit) {
-        try {
-            int parsed = Integer.parseInt(limit);
-            if (parsed >= 1 && parsed <= MAX_LIMIT) {
-                return parsed;
-            }
-        } catch (NumberFormatException notANumber) {
-            // the same answer as out of range
-        }
-        throw Problems.invalidField("limit", "must be a whole number from 1 to " + MAX_LIMIT);
     }
 }

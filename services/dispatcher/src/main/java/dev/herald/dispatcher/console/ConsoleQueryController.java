@@ -7,6 +7,7 @@ import dev.herald.contract.Channel;
 import dev.herald.dispatcher.auth.AppApi;
 import dev.herald.dispatcher.auth.AuthenticatedApp;
 import dev.herald.dispatcher.device.DeviceController;
+import dev.herald.dispatcher.problem.PageLimits;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.status.StatusController.MessageView;
 import dev.herald.store.device.DeviceRegistry;
@@ -83,9 +84,9 @@ public class ConsoleQueryController {
      * are neither lost nor shown twice across pages.
      */
     @GetMapping("/v1/apps/{appId}/messages")
-    MessagePage messages(AuthenticatedApp app, @RequestParam(defaultValue = "20") String limit,
+    MessagePage messages(AuthenticatedApp app, @RequestParam(required = false) String limit,
                          @RequestParam(required = false) String before, @RequestParam(required = false) String state) {
-        int size = (int) integer("limit", limit, 1, MAX_LIMIT);
+        int size = PageLimits.parse(limit, 20, MAX_LIMIT);
         long atMost = Long.MAX_VALUE;
         long skip = 0;
         if (before != null) {
@@ -155,18 +156,6 @@ public class ConsoleQueryController {
                 .flatMap(id -> await(devices.find(app.id(), id)))
                 .map(device -> List.of(DeviceController.describe(device, credentials, generations, sessions))).orElse(List.of());
         return new DeviceMatches(found);
-    }
-
-    private static long integer(String name, String value, long min, long max) {
-        try {
-            long parsed = Long.parseLong(value);
-            if (parsed >= min && parsed <= max) {
-                return parsed;
-            }
-        } catch (NumberFormatException notANumber) {
-            // the same answer as out of range
-        }
-        throw Problems.invalidField(name, "must be a whole number from " + min + " to " + max);
     }
 
 }

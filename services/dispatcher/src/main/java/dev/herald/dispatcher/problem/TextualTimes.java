@@ -2,6 +2,7 @@ package dev.herald.dispatcher.problem;
 
 import java.time.Instant;
 import java.time.LocalDateTime;
+import java.util.regex.Pattern;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.databind.DeserializationContext;
@@ -12,7 +13,8 @@ import tools.jackson.databind.module.SimpleModule;
 
 /**
  * Times read as the OpenAPI document types them, ISO-8601 strings only: Jackson alone would read
- * {@code "sendAt": 0} as an epoch second and {@code [2026, 12, 1, 7, 0]} as a local date-time.
+ * {@code "sendAt": 0} (and the string {@code "0"}) as an epoch second and {@code [2026, 12, 1, 7, 0]}
+ * as a local date-time.
  */
 final class TextualTimes {
 
@@ -25,6 +27,8 @@ final class TextualTimes {
         module.addDeserializer(LocalDateTime.class, new StringsOnly<>(LocalDateTime.class, LocalDateTimeDeserializer.INSTANCE));
         return module;
     }
+
+    private static final Pattern EPOCH = Pattern.compile("\\s*[+-]?[0-9]+(\\.[0-9]*)?\\s*");
 
     private static final class StringsOnly<T> extends ValueDeserializer<T> {
         private final Class<T> type;
@@ -40,6 +44,10 @@ final class TextualTimes {
         public T deserialize(JsonParser p, DeserializationContext context) {
             if (p.currentToken() != JsonToken.VALUE_STRING) {
                 return (T) context.handleUnexpectedToken(type, p);
+            }
+            // Jackson reads a string of digits as an epoch too; an ISO-8601 time always has a 'T'.
+            if (EPOCH.matcher(p.getString()).matches()) {
+                return (T) context.handleWeirdStringValue(type, p.getString(), "an ISO-8601 time, not an epoch");
             }
             return parser.deserialize(p, context);
         }
