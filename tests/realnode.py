@@ -125,6 +125,11 @@ class Node:
         self.lock = open(LOCK, "w")
         fcntl.flock(self.lock, fcntl.LOCK_EX)  # one real node per machine: the next one waits here
         left = leftovers(self.directory)
+        if left and stale_node(left):
+            print("a Herald node that was killed before its teardown left these; removing them:\n  "
+                  + "\n  ".join(left), flush=True)
+            remove_stale_node()
+            left = leftovers(self.directory)
         if left:
             self.release()
             raise RuntimeError("the machine is not clean before the node starts:\n" + "\n".join(left))
@@ -375,6 +380,34 @@ def node_processes(directory: Path) -> list[int]:
         except OSError:
             pass
     return sorted(pids)
+
+
+def stale_node(left: list[str]) -> bool:
+    """Whether what is left is a Herald node's, killed before its teardown ran: our bridge is there
+    (no other Kubernetes makes herald0) and none of the node's processes runs. The node lock is held,
+    so no live node of this machine owns it; a kube-proxy or kubelet still running means it is not stale."""
+    return f"link {BRIDGE}" in left and not any(item.startswith("process ") for item in left)
+
+
+def remove_stale_node() -> None:
+    """What down() removes, for a node whose folder and processes are gone."""
+    remove_chains()
+    for table in nft_tables():
+        if "kube" in table:
+            subprocess.run(["nft", "delete", "table", *table.split()], capture_output=True)
+    for mount in reversed([line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]):
+        if "/netns/cni-" in mount:
+            subprocess.run(["umount", "-l", mount], capture_output=True)
+    if NETNS_DIR.is_dir():
+        for netns in os.listdir(NETNS_DIR):
+            if netns.startswith("cni-"):
+                subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
+    for cgroup in our_cgroups():
+        try:
+            cgroup.rmdir()
+        except OSError:
+            pass
+    subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
 
 
 def remove_chains() -> None:

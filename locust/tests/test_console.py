@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -85,5 +86,54 @@ def test_console_in_a_real_browser(platform, tmp_path):
             subscriber.kill()
             subscriber.wait()
     for page in ("sign-in", "apps", "overview", "messages", "message-delivered", "devices", "send",
-                 "campaigns", "platform", "overview-phone"):
+                 "campaigns", "platform", "audit", "overview-phone", "send-preview", "platform-replicas",
+                 "devices-mqtt"):
         assert (SCREENSHOTS / f"{page}.png").stat().st_size > 0, page
+
+
+
+def _await_mqtt(read, connected: bool, seconds: float = 30.0) -> dict:
+    """The device's ``mqtt`` answer once it says ``connected`` (the connection manager writes the
+    session as the CONNECT is accepted, and drops it as it sees the connection close), polled with
+    a deadline."""
+    deadline = time.monotonic() + seconds
+    while (mqtt := read())["connected"] is not connected:
+        assert time.monotonic() < deadline, f"the device API did not report connected={connected}: {mqtt}"
+        time.sleep(0.2)
+    return mqtt
+
+
+def test_the_api_lists_live_replicas_and_an_mqtt_devices_last_connect(platform):
+    dispatcher = platform.dispatcher_urls[0]
+    admin = {"Authorization": f"Bearer {platform.admin_token}"}
+    status, view = http_json("GET", f"{dispatcher}/v1/platform", headers=admin, timeout=30)
+    assert status == 200, view
+    # One of each runs here (the fixture): counted from their leases in Redis, not from AMQP consumers.
+    assert [len(view["gateways"]), len(view["connectionManagers"])] == [1, 1], view
+    assert {"inFlight", "deliveriesPerSecond"} <= set(view["gateways"][0]["figures"]), view
+    assert "connections" in view["connectionManagers"][0]["figures"], view
+
+    provisioner = Provisioner(dispatcher, platform.admin_token)
+    app = provisioner.create_app()
+    mqtt = provisioner.register_mqtt_device(app, "presence-1", [])
+    key = {"Authorization": f"Bearer {app.api_key}"}
+
+    def read() -> dict:
+        status, device = http_json("GET", f"{dispatcher}/v1/apps/{app.app}/devices/presence-1", headers=key,
+                                   timeout=30)
+        assert status == 200, device
+        return device["mqtt"]
+
+    assert "lastConnectAt" not in _await_mqtt(read, False, seconds=0)
+    subscriber = subprocess.Popen(
+        ["mosquitto_sub", "-V", "mqttv5", "-q", "1", "-C", "1", "-W", "60", "-h", "127.0.0.1",
+         "-p", str(platform.connection_managers[0].extra["mqtt_port"]), "-i", mqtt["clientId"],
+         "-u", mqtt["username"], "-P", mqtt["password"], "-t", mqtt["topic"]],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        online = _await_mqtt(read, True)
+        assert online["lastConnectAt"], online
+    finally:
+        subscriber.kill()
+        subscriber.wait()
+    assert _await_mqtt(read, False)["lastConnectAt"] == online["lastConnectAt"]

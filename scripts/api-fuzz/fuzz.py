@@ -2,7 +2,8 @@
 
 Starts Redis, RabbitMQ and one dispatcher on free loopback ports (herald_load.local), makes an
 app, and runs schemathesis with every check on against the document the dispatcher serves:
-admin operations with the admin token, app operations with the app's key. Exits non-zero on any
+admin operations with the admin token, app operations with the app's key, and the extensions in
+hooks.py (the device import's NDJSON serializer and its check). Exits non-zero on any
 failure. The seed is printed first; replay a failing run with ``HERALD_FUZZ_SEED=<seed>``.
 
 Run by scripts/test.sh with the locust/ venv (it needs herald_load and the dispatcher's jar);
@@ -72,7 +73,7 @@ def main() -> int:
                 print(f"creating app {app} failed: HTTP {status} {created}", file=sys.stderr)
                 return 1
         url = platform.dispatcher_urls[0]
-        env = {**os.environ, "HERALD_FUZZ_URL": url, "HERALD_FUZZ_APP": APP, "HERALD_FUZZ_ADMIN_APP": ADMIN_APP,
+        env = {**os.environ, "SCHEMATHESIS_HOOKS": str(HERE / "hooks.py"), "HERALD_FUZZ_URL": url, "HERALD_FUZZ_APP": APP, "HERALD_FUZZ_ADMIN_APP": ADMIN_APP,
                "HERALD_FUZZ_ADMIN_TOKEN": platform.admin_token,
                "HERALD_FUZZ_APP_KEY": created["apiKey"]["key"]}
         command = [str(venv / "bin" / "schemathesis"), "--config-file", str(HERE / "schemathesis.toml"),

@@ -18,8 +18,7 @@ the crypto key, without which it cannot issue or check MQTT device passwords (it
 - name: HERALD_CM_MQTT_WEBSOCKET_ENABLED
   value: "true"
 {{- end }}
-- name: HERALD_CRYPTO_KEY
-  valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoKeyKey }}}}
+{{ include "herald.cryptoEnv" . }}
 {{- end }}
 
 {{- define "connection-manager.alerts" -}}

@@ -1,8 +1,7 @@
 {{/* The dispatcher's environment: RabbitMQ and Redis (herald-lib), the crypto key and the admin token. */}}
 {{- define "dispatcher.env" -}}
 {{ include "herald.backendEnv" . }}
-- name: HERALD_CRYPTO_KEY
-  valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoKeyKey }}}}
+{{ include "herald.cryptoEnv" . }}
 - name: HERALD_DISPATCHER_ADMIN_TOKEN
   valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.adminTokenKey }}}}
 {{- end }}

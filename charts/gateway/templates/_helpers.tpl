@@ -1,8 +1,7 @@
 {{/* The gateway's environment: RabbitMQ and Redis (herald-lib), the crypto key. */}}
 {{- define "gateway.env" -}}
 {{ include "herald.backendEnv" . }}
-- name: HERALD_CRYPTO_KEY
-  valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoKeyKey }}}}
+{{ include "herald.cryptoEnv" . }}
 {{- end }}
 
 {{/* Alert rules on the gateway's own metrics (README, "Metrics and health"). */}}

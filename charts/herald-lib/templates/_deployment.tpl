@@ -135,6 +135,14 @@ spec:
 {{- end }}
 
 {{/* RabbitMQ and Redis from push-platform's Secrets: what every Herald service connects to. */}}
+{{/* The credential key and the keys it replaced (optional: set during a key rotation, README "Rotating the credential key"). */}}
+{{- define "herald.cryptoEnv" -}}
+- name: HERALD_CRYPTO_KEY
+  valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoKeyKey }}}}
+- name: HERALD_CRYPTO_PREVIOUS_KEYS
+  valueFrom: {secretKeyRef: {name: {{ .Values.appSecret.existingSecret }}, key: {{ .Values.appSecret.cryptoPreviousKeysKey }}, optional: true}}
+{{- end }}
+
 {{- define "herald.backendEnv" -}}
 - name: SPRING_RABBITMQ_HOST
   valueFrom: {secretKeyRef: {name: {{ .Values.rabbitmq.existingSecret }}, key: {{ .Values.rabbitmq.hostKey }}}}

@@ -162,6 +162,17 @@ test('the admin rotates the key: the new one is shown once, the old one is refus
   await page.getByRole('table', { name: 'Queues' }).waitFor();
   assert.ok(await page.getByText('herald.send.high').isVisible());
   await shot('platform');
+
+  // The audit log lists the revocation just made, by the admin, and no key.
+  await page.getByRole('link', { name: 'Audit log' }).click();
+  await page.getByLabel('App', { exact: true }).fill(app.id);
+  await page.getByRole('button', { name: 'Filter' }).click();
+  const audit = page.getByRole('table', { name: 'Admin actions, newest first' });
+  await audit.getByRole('row').filter({ hasText: 'key.revoked' }).filter({ hasText: oldKeyId }).waitFor();
+  const logged = await audit.textContent();
+  assert.ok(logged.includes('app.created') && /admin:[0-9a-f]{8}/.test(logged), logged);
+  assert.ok(!app.keys.some((key) => logged.includes(key)), 'no API key in the audit log');
+  await shot('audit');
   await signOut();
 
   await page.getByLabel('App id').fill(app.id);
@@ -264,4 +275,39 @@ test('a session ends after 15 minutes without use', async () => {
   await idle.getByText('Your session expired after 15 minutes without use.').waitFor();
   await idle.getByRole('heading', { name: 'Sign in' }).waitFor();
   await idle.close();
+});
+
+test('the platform page lists the live gateway and connection-manager replicas; the devices page an MQTT device\'s last connect', async () => {
+  const view = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  view.on('pageerror', (error) => { throw error; });
+  await view.goto(`${BASE}/console/`);
+  await view.getByLabel('Admin token').fill(env('HERALD_ADMIN_TOKEN'));
+  await view.getByRole('button', { name: 'Sign in as admin' }).click();
+  await view.getByRole('link', { name: 'Platform' }).click();
+  // One gateway and one connection manager run (locust/tests/test_console.py): one row each.
+  for (const caption of ['Gateway replicas', 'Connection managers']) {
+    const rows = view.getByRole('table', { name: caption }).locator('tbody tr');
+    await rows.first().waitFor();
+    assert.equal(await rows.count(), 1, caption);
+    assert.notEqual(await rows.first().locator('td').nth(2).textContent(), '', `${caption}: the version is shown`);
+  }
+  await shot('platform-replicas', view);
+  await view.getByRole('button', { name: 'Sign out' }).click();
+
+  await view.getByLabel('App id').fill('demo');
+  await view.getByLabel('API key').fill(env('HERALD_DEMO_KEY'));
+  await view.getByRole('button', { name: 'Sign in with the API key' }).click();
+  await view.getByRole('link', { name: 'Devices' }).click();
+  await view.getByLabel('Find by').selectOption('id');
+  await view.getByLabel('Id or token').fill(env('HERALD_MQTT_DEVICE'));
+  await view.getByRole('button', { name: 'Find' }).click();
+  const table = view.getByRole('table', { name: 'Devices found' });
+  await table.waitFor();
+  const headers = await table.locator('thead th').allTextContents();
+  const cells = await table.locator('tbody tr').first().locator('td').allTextContents();
+  const lastConnect = cells[headers.indexOf('Last MQTT connect')];
+  assert.notEqual(lastConnect, '—', 'the device connected over MQTT during this run');
+  assert.ok(['yes', 'no'].includes(cells[headers.indexOf('Connected now')]));
+  await shot('devices-mqtt', view);
+  await view.close();
 });

@@ -96,12 +96,14 @@ export interface MessagePage { messages: Message[]; next?: string }
 export interface Stats { sent: number; failed: Record<string, number>; expired: number; tokensRemoved: number; cancelled: number; staleTokensSkipped: number; staleTokensRemoved: number }
 export interface Bucket { start: string; sent: number; delivered: number; failed: number; expired: number; tokensRemoved: number; failures: Record<string, number> }
 export interface History { window: string; bucket: string; buckets: Bucket[] }
-export interface Device { deviceId: string; channel: string; token?: string; topics: string[]; updatedAt: string; stale: boolean; timeZone?: string }
+export interface MqttAccess { clientId: string; username: string; topic: string; lastConnectAt?: string; connected: boolean }
+export interface Device { deviceId: string; channel: string; token?: string; topics: string[]; updatedAt: string; stale: boolean; timeZone?: string; mqtt?: MqttAccess }
 export interface KeyView { keyId: string; createdAt: string }
 export interface Credential { fingerprint?: string; setAt?: string; [field: string]: string | undefined }
 export interface AppView { id: string; name: string; createdAt: string; keys: KeyView[]; fcm?: Credential; apns?: Credential }
 export interface IssuedKey { keyId: string; key: string }
+export interface Replica { id: string; startedAt: string; version: string; figures: Record<string, number> }
 export interface Platform {
   queues: { name: string; messages: number; consumers: number }[];
-  gatewayConsumers: number; mqttNodes: { node: string; connections: number }[]; mqttConnections: number;
+  gateways: Replica[]; connectionManagers: Replica[]; mqttConnections: number;
 }

@@ -9,6 +9,7 @@ import { sendPage } from './pages/send';
 import { campaignsPage } from './pages/campaigns';
 import { appsPage } from './pages/apps';
 import { platformPage } from './pages/platform';
+import { auditPage } from './pages/audit';
 
 
 /** A page renders into main and may return a function that stops its timers when the page is left. */
@@ -24,6 +25,7 @@ const APP_PAGES: [string, string, Page][] = [
 const ADMIN_PAGES: [string, string, Page][] = [
   ['apps', 'Apps', appsPage],
   ['platform', 'Platform', platformPage],
+  ['audit', 'Audit log', auditPage],
 ];
 
 const root = document.getElementById('app')!;

@@ -22,10 +22,11 @@ export async function devicesPage(main: HTMLElement) {
         const query = new URLSearchParams({ channel: channel.value, token: value.value.trim() });
         found = (await call<{ devices: Device[] }>('GET', appPath(`/devices?${query}`))).devices;
       }
-      replace(result, table('Devices found', ['Device', 'Channel', 'Token', 'Topics', 'Last registered', 'Stale', 'Time zone'],
+      replace(result, table('Devices found', ['Device', 'Channel', 'Token', 'Topics', 'Last registered', 'Last MQTT connect', 'Connected now', 'Stale', 'Time zone'],
         found.map((device) => [h('code', {}, device.deviceId), device.channel, device.token ? h('code', { class: 'token' }, device.token) : '—',
           device.topics.length ? h('ul', { class: 'plain' }, device.topics.map((topic) => h('li', {}, topic))) : '—',
-          time(device.updatedAt), device.stale ? 'yes' : 'no', device.timeZone ?? '—'])));
+          time(device.updatedAt), device.mqtt ? time(device.mqtt.lastConnectAt) : '—',
+          device.mqtt ? (device.mqtt.connected ? 'yes' : 'no') : '—', device.stale ? 'yes' : 'no', device.timeZone ?? '—'])));
     } catch (error) {
       replace(result);
       if (error instanceof ApiError && error.status === 404) replace(result, h('p', { role: 'status' }, 'No such device in this app.'));

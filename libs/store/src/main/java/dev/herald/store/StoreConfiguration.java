@@ -8,6 +8,7 @@ import dev.herald.store.crypto.CredentialCipher;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.StaleTokens;
 import dev.herald.store.mqtt.DeviceSessions;
+import dev.herald.store.replica.ReplicaLeases;
 import dev.herald.store.mqtt.CredentialGenerations;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttOutbox;
@@ -63,7 +64,7 @@ public class StoreConfiguration {
 
     @Bean
     CredentialCipher credentialCipher(StoreProperties properties) {
-        return new CredentialCipher(properties.cryptoKey());
+        return new CredentialCipher(properties.cryptoKey(), properties.cryptoPreviousKeys());
     }
 
     @Bean
@@ -113,7 +114,7 @@ public class StoreConfiguration {
 
     @Bean
     MqttCredentials mqttCredentials(StoreProperties properties) {
-        return new MqttCredentials(properties.cryptoKey());
+        return new MqttCredentials(properties.cryptoKey(), properties.cryptoPreviousKeys());
     }
 
     @Bean
@@ -122,8 +123,14 @@ public class StoreConfiguration {
     }
 
     @Bean
-    DeviceSessions deviceSessions(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions) {
-        return new DeviceSessions(redis, functions);
+    DeviceSessions deviceSessions(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions,
+                                  ReplicaLeases leases, ObjectProvider<Clock> clock) {
+        return new DeviceSessions(redis, functions, leases, clock(clock));
+    }
+
+    @Bean
+    ReplicaLeases replicaLeases(RedisClusterAsyncCommands<String, String> redis) {
+        return new ReplicaLeases(redis);
     }
 
     @Bean

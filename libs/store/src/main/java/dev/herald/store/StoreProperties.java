@@ -1,6 +1,7 @@
 package dev.herald.store;
 
 import java.time.Duration;
+import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
@@ -12,7 +13,12 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                      or with {@code redisCluster} the cluster's seed nodes, comma-separated
  * @param redisCluster  whether {@code redisUri} names a Redis Cluster (libs/store/README.md)
  * @param cryptoKey     base64 of 32 random bytes; encrypts provider credentials at rest (AES-256-GCM).
- *                      Required: without it credentials could not be stored safely.
+ *                      Required: without it credentials could not be stored safely. MQTT device
+ *                      passwords derive from it too. To rotate it, see {@code cryptoPreviousKeys}
+ * @param cryptoPreviousKeys keys {@code cryptoKey} replaced (base64, comma-separated): they still
+ *                      decrypt credentials stored with them and still accept device passwords derived
+ *                      from them, until a re-encryption ({@code POST /v1/admin/credentials/re-encrypt})
+ *                      rewrote every credential with the current key and devices fetched new passwords
  * @param statusTtl     how long a message's status stays readable after it was accepted
  * @param appCacheTtl   upper bound on how stale the local app cache may get if an invalidation is missed
  * @param mqttBoxSize   most messages kept per MQTT device waiting for its PUBACK; the oldest is dropped
@@ -27,11 +33,16 @@ public record StoreProperties(
         @DefaultValue("redis://127.0.0.1:6379") String redisUri,
         @DefaultValue("false") boolean redisCluster,
         String cryptoKey,
+        @DefaultValue List<String> cryptoPreviousKeys,
         @DefaultValue("7d") Duration statusTtl,
         @DefaultValue("5m") Duration appCacheTtl,
         @DefaultValue("100") int mqttBoxSize,
         @DefaultValue Tokens tokens,
-        @DefaultValue("oauth2.googleapis.com") java.util.List<String> fcmTokenHosts) {
+        @DefaultValue("oauth2.googleapis.com") List<String> fcmTokenHosts) {
+
+    public StoreProperties {
+        cryptoPreviousKeys = cryptoPreviousKeys == null ? List.of() : List.copyOf(cryptoPreviousKeys);
+    }
 
     /**
      * When a device's token counts as stale and when it is removed, both measured from its last

@@ -1,9 +1,7 @@
 package dev.herald.cm;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import dev.herald.store.replica.Replica;
 import java.time.Duration;
-import java.util.UUID;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
@@ -95,18 +93,10 @@ public record CmProperties(
 
     public CmProperties {
         if (nodeId == null || nodeId.isBlank()) {
-            nodeId = hostname() + "-" + UUID.randomUUID().toString().substring(0, 8);
+            nodeId = Replica.newId("cm");
         }
         if (!nodeId.matches("[A-Za-z0-9._-]{1,200}")) {
             throw new IllegalArgumentException("herald.cm.node-id must be letters, digits, '.', '_' or '-': " + nodeId);
-        }
-    }
-
-    private static String hostname() {
-        try {
-            return InetAddress.getLocalHost().getHostName().replaceAll("[^A-Za-z0-9._-]", "-");
-        } catch (UnknownHostException e) {
-            return "cm";
         }
     }
 }

@@ -11,6 +11,7 @@ import dev.herald.store.mqtt.DeviceSessions;
 import dev.herald.store.mqtt.MqttAddresses;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.store.replica.ReplicaLeases;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -69,8 +70,9 @@ public class ConnectionManagerConfiguration {
     }
 
     @Bean
-    SessionRegistry sessionRegistry(DeviceSessions sessions, ConfirmedPublisher publisher, CmProperties properties) {
-        return new SessionRegistry(sessions, publisher, properties.nodeId(), properties.lease());
+    SessionRegistry sessionRegistry(DeviceSessions sessions, ReplicaLeases leases, ConfirmedPublisher publisher,
+                                    CmProperties properties) {
+        return new SessionRegistry(sessions, leases, publisher, properties.nodeId(), properties.lease());
     }
 
     /**

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Revoking one device's MQTT credentials (admin API): the device connected now is disconnected as
  * not authorized, its password is refused from then on (MQTT 5 and 3.1.1), the new password its app
- * reads works, and other devices of the app are not touched.
+ * reads works, and other devices of the app are not touched. A device its app unregisters is revoked the same way.
  */
 class MqttRevocationIT {
     private final Herald herald = Herald.get();
@@ -104,6 +104,22 @@ class MqttRevocationIT {
         assertThat(connectV5(second, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
         Herald.Device forged = new Herald.Device(app.id(), device.deviceId(), "3" + second.password().substring(1), device.topic());
         assertThat(connectV5(forged, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.BAD_USER_NAME_OR_PASSWORD);
+    }
+
+    @Test
+    void aDeviceItsAppUnregistersIsDisconnectedAndItsPasswordRefused() throws Exception {
+        Herald.Device device = device();
+        Herald.Device bystander = device();
+        Devices.V5 connected = Devices.connectV5(device, herald.mqttPort());
+        herald.call("DELETE", "/v1/apps/" + app.id() + "/devices/" + device.deviceId(), app.key(), null, 204);
+        assertThat(connected.disconnect().get(10, TimeUnit.SECONDS).getReasonCode()).isEqualTo(Mqtt5DisconnectReasonCode.NOT_AUTHORIZED);
+        assertThat(connectV5(device, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.NOT_AUTHORIZED);
+        assertThat(connectV5(bystander, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
+
+        // Registered again, it is given the password of its new generation, which connects.
+        Herald.Device again = herald.registerMqtt(app, device.deviceId());
+        assertThat(again.password()).isNotEqualTo(device.password());
+        assertThat(connectV5(again, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
     }
 
     @Test

@@ -102,7 +102,9 @@ class CancelAndStaleDevicesTests extends DispatcherIntegrationTest {
         } while (next != null);
         assertThat(listed).containsExactly("old-0", "old-1", "old-2", "old-3", "old-4");
 
-        assertProblem(api().get("/v1/apps/" + app.id() + "/stale-devices?limit=0", app.key()), 400);
+        for (String limit : List.of("0", "", "1001")) {
+            assertProblem(api().get("/v1/apps/" + app.id() + "/stale-devices?limit=" + limit, app.key()), 400);
+        }
         assertProblem(api().get("/v1/apps/" + app.id() + "/stale-devices?cursor=bogus", app.key()), 400);
 
         Api.Response sent = api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), Map.of(

@@ -11,6 +11,7 @@ class ChartSettingsTests {
     @Test
     void theChartAgreesWithTheSettingsMetadata() {
         ChartConfig.assertAgrees("dispatcher", DispatcherProperties.class, ScheduleProperties.class, StoreProperties.class,
+                dev.herald.dispatcher.audit.AuditProperties.class,
                 dev.herald.dispatcher.device.WebPushEndpointProperties.class);
     }
 }

@@ -6,9 +6,13 @@ import dev.herald.contract.Channel;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
 import dev.herald.store.mqtt.DeviceSessions;
+import dev.herald.store.replica.Replica;
+import dev.herald.store.replica.ReplicaLeases;
+import dev.herald.store.replica.Service;
 import dev.herald.store.status.MessageStatusStore;
 import dev.herald.store.status.Outcome;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +24,8 @@ import tools.jackson.databind.JsonNode;
 class ConsoleApiTests extends DispatcherIntegrationTest {
     @Autowired
     MessageStatusStore status;
+    @Autowired
+    ReplicaLeases leases;
     @Autowired
     DeviceSessions sessions;
 
@@ -64,8 +70,15 @@ class ConsoleApiTests extends DispatcherIntegrationTest {
         assertThat(failed.get("messages").get(0).get("failures").get("UNREGISTERED").asLong()).isEqualTo(1);
 
         assertProblem(api().get(messages + "?state=bogus", app.key()), 400);
-        assertProblem(api().get(messages + "?limit=0", app.key()), 400);
+        // Every listing reads limit one way (PageLimits): empty, signed or not a number is no default.
+        for (String limit : List.of("0", "", "+5", "101", "x", "99999999999")) {
+            assertProblem(api().get(messages + "?limit=" + limit, app.key()), 400);
+        }
         assertProblem(api().get(messages + "?before=x", app.key()), 400);
+        // Only a cursor as a page gives it (the document's pattern): not empty, no sign, no 19-digit overflow.
+        for (String cursor : List.of("", "+1.0", "1.-0", "1234567890123456789.0", "1.2.3")) {
+            assertProblem(api().get(messages + "?before=" + cursor, app.key()), 400);
+        }
         assertProblem(api().get(messages, other.key()), 403);
         assertProblem(api().get(messages, null), 401);
     }
@@ -109,8 +122,12 @@ class ConsoleApiTests extends DispatcherIntegrationTest {
     }
 
     @Test
-    void thePlatformViewShowsQueuesAndMqttNodesToTheAdminOnly() {
-        sessions.heartbeat("console-test-node", Duration.ofMinutes(1), 7).join();
+    void thePlatformViewShowsQueuesAndTheLiveReplicasToTheAdminOnly() {
+        Replica node = Replica.of("console-test-node", Instant.parse("2026-11-24T09:00:00Z"), Map.of("connections", 7L));
+        Replica gateway = Replica.of("console-test-gateway", Instant.parse("2026-11-24T09:00:01Z"),
+                Map.of("inFlight", 2L, "deliveriesPerSecond", 40L));
+        leases.renew(Service.CONNECTION_MANAGER, node, Duration.ofMinutes(1)).join();
+        leases.renew(Service.GATEWAY, gateway, Duration.ofMinutes(1)).join();
         Api.Response platform = api().get("/v1/platform", ADMIN_TOKEN);
         assertThat(platform.status()).as(platform.toString()).isEqualTo(200);
         JsonNode view = platform.json();
@@ -119,10 +136,45 @@ class ConsoleApiTests extends DispatcherIntegrationTest {
         assertThat(queues).contains(Queues.SEND_HIGH, Queues.SEND_NORMAL, Queues.AUDIENCE, Queues.DEAD);
         assertThat(view.get("queues").get(0).get("messages").asLong()).isNotNegative();
         assertThat(view.get("mqttConnections").asLong()).isGreaterThanOrEqualTo(7);
-        assertThat(view.get("mqttNodes").toString()).contains("console-test-node");
-        sessions.dropLease("console-test-node").join();
+        List<String> gateways = new ArrayList<>();
+        view.get("gateways").forEach(replica -> gateways.add(replica.get("id").asString()));
+        assertThat(gateways).contains("console-test-gateway");
+        JsonNode shown = null;
+        for (JsonNode replica : view.get("connectionManagers")) {
+            shown = replica.get("id").asString().equals("console-test-node") ? replica : shown;
+        }
+        assertThat(shown).as(view.toString()).isNotNull();
+        assertThat(shown.get("startedAt").asString()).isEqualTo("2026-11-24T09:00:00Z");
+        assertThat(shown.get("version").asString()).isNotBlank();
+        assertThat(shown.get("figures").get("connections").asLong()).isEqualTo(7);
+        leases.drop(Service.CONNECTION_MANAGER, node.id()).join();
+        leases.drop(Service.GATEWAY, gateway.id()).join();
 
         assertProblem(api().get("/v1/platform", createApp().key()), 401);
+    }
+
+    @Test
+    void anMqttDeviceShowsItsLastConnectAndWhetherItIsConnectedNow() {
+        TestApp app = createApp();
+        String device = "/v1/apps/" + app.id() + "/devices/sensor-1";
+        JsonNode registered = api().json("PUT", device, app.key(), Map.of("channel", "mqtt")).json().get("mqtt");
+        assertThat(registered.has("lastConnectAt")).as("never connected").isFalse();
+        assertThat(registered.get("connected").asBoolean()).isFalse();
+
+        // What the connection manager does at CONNECT (its tests connect a real client), on a live node.
+        Instant before = Instant.now().minusSeconds(1);
+        leases.renew(Service.CONNECTION_MANAGER, Replica.of("console-test-cm", before, Map.of()), Duration.ofMinutes(1)).join();
+        DeviceSessions.Holder holder = new DeviceSessions.Holder("console-test-cm", "1");
+        assertThat(sessions.claim(app.id(), "sensor-1", holder, 0).join().granted()).isTrue();
+        JsonNode online = api().get(device, app.key()).json().get("mqtt");
+        assertThat(Instant.parse(online.get("lastConnectAt").asString())).isBetween(before, Instant.now());
+        assertThat(online.get("connected").asBoolean()).isTrue();
+
+        sessions.release(app.id(), "sensor-1", holder).join();
+        JsonNode offline = api().get(device, app.key()).json().get("mqtt");
+        assertThat(offline.get("connected").asBoolean()).isFalse();
+        assertThat(offline.get("lastConnectAt").asString()).isEqualTo(online.get("lastConnectAt").asString());
+        leases.drop(Service.CONNECTION_MANAGER, "console-test-cm").join();
     }
 
     @Test

@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.contract.Notification;
 import dev.herald.contract.Queues;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -82,5 +86,11 @@ class MessagePreviewTests extends DispatcherIntegrationTest {
         assertProblem(api().json("POST", path, app.key(), Map.of("to", Map.of(), "title", "x")), 400);
         assertProblem(api().json("POST", path, null, Map.of("to", Map.of("topic", "news"), "title", "x")), 401);
         assertProblem(api().json("POST", path, createApp().key(), Map.of("to", Map.of("topic", "news"), "title", "x")), 403);
+        // The schedule is checked too: a past time, or both times at once, as a send answers them.
+        assertProblem(api().json("POST", path, app.key(), Map.of("to", Map.of("topic", "news"), "title", "x",
+                "sendAt", Instant.now().minus(Duration.ofHours(1)).toString())), 400);
+        Instant later = Instant.now().plus(Duration.ofHours(1));
+        assertProblem(api().json("POST", path, app.key(), Map.of("to", Map.of("topic", "news"), "title", "x",
+                "sendAt", later.toString(), "sendAtLocalTime", LocalDateTime.ofInstant(later, ZoneOffset.UTC).toString())), 400);
     }
 }

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +56,29 @@ class ScheduleValidationTests extends DispatcherIntegrationTest {
     @Test
     void aTimeThatIsNoTimeIsMalformed() {
         assertProblem(send(createApp(), Map.of("sendAt", "tomorrow at seven")), 400);
+    }
+
+    @Test
+    void aSendAtWithAnOffsetIsThatInstant() {
+        Instant due = Instant.now().plus(Duration.ofHours(1)).truncatedTo(ChronoUnit.SECONDS);
+        Api.Response response = send(createApp(), Map.of("sendAt", due.atOffset(ZoneOffset.ofHours(2)).toString()));
+        assertThat(response.status()).as(response.toString()).isEqualTo(202);
+        assertThat(Instant.parse(response.json().get("dueAt").get(0).asString())).isEqualTo(due);
+    }
+
+    @Test
+    void anEmptyTimeOrOneNotAStringIsMalformedNotAbsentOrAnEpoch() {
+        TestApp app = createApp();
+        long inAnHour = Instant.now().plus(Duration.ofHours(1)).getEpochSecond();
+        LocalDateTime local = LocalDateTime.now(ZoneOffset.UTC).plusHours(1);
+        for (String field : List.of("sendAt", "sendAtLocalTime")) {
+            for (Object malformed : List.of("", " ", inAnHour, String.valueOf(inAnHour), String.valueOf(inAnHour * 1000), List.of(local.getYear(), local.getMonthValue(),
+                    local.getDayOfMonth(), local.getHour(), local.getMinute()))) {
+                assertInvalid(send(app, Map.of(field, malformed)), field, "");
+                assertInvalid(api().json("POST", "/v1/apps/" + app.id() + "/previews", app.key(),
+                        Map.of("to", Map.of("topic", "news"), "title", "x", field, malformed)), field, "");
+            }
+        }
     }
 
     @Test

@@ -10,7 +10,7 @@ class SettingsReferenceTests {
 
     @Test
     void theSettingsReferenceIsCurrent() {
-        SettingsReference.assertCurrent("dispatcher", DispatcherProperties.class, ScheduleProperties.class,
+        SettingsReference.assertCurrent("dispatcher", DispatcherProperties.class, ScheduleProperties.class, dev.herald.dispatcher.audit.AuditProperties.class,
                 dev.herald.dispatcher.device.WebPushEndpointProperties.class);
     }
 }

@@ -24,6 +24,7 @@ import dev.herald.gateway.mqtt.MqttSender;
 import dev.herald.gateway.quota.DeliveryGate;
 import dev.herald.gateway.quota.Parking;
 import dev.herald.gateway.quota.QuotaMetrics;
+import dev.herald.gateway.replica.GatewayReplica;
 import dev.herald.gateway.webpush.WebPushMetrics;
 import dev.herald.gateway.webpush.WebPushSender;
 import dev.herald.store.app.AppCache;
@@ -31,6 +32,8 @@ import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.StaleTokens;
 import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.store.quota.RateBuckets;
+import dev.herald.store.replica.Replica;
+import dev.herald.store.replica.ReplicaLeases;
 import dev.herald.store.status.ExpansionProgress;
 import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
@@ -188,6 +191,12 @@ public class GatewayConfiguration {
         long every = properties.tokenSweep().interval().toMillis();
         timer.scheduleWithFixedDelay(sweeper, every, every, TimeUnit.MILLISECONDS);
         return timer;
+    }
+
+    @Bean
+    GatewayReplica gatewayReplica(ReplicaLeases leases, GatewayProperties properties, InFlightLimit limit,
+                                  DeliveryMetrics metrics, Clock clock) {
+        return new GatewayReplica(leases, Replica.newId("gateway"), properties.replicaLease(), limit, metrics, clock);
     }
 
     @Bean

@@ -26,6 +26,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param tokenSweep    the sweep that removes devices whose token went unrefreshed too long
  * @param quota         each app's provider quotas, shared by every replica through Redis (an app's
  *                      own limits, set through the admin API, win over these defaults)
+ * @param replicaLease  how long this replica's lease in Redis lives without renewal (renewed every third
+ *                      of it, deleted on a graceful stop): the admin's platform view lists the live replicas
  */
 @ConfigurationProperties("herald.gateway")
 public record GatewayProperties(
@@ -38,7 +40,8 @@ public record GatewayProperties(
         @DefaultValue Apns apns,
         @DefaultValue WebPush webpush,
         @DefaultValue TokenSweep tokenSweep,
-        @DefaultValue Quota quota) {
+        @DefaultValue Quota quota,
+        @DefaultValue("10s") Duration replicaLease) {
 
     /**
      * Consumers per lane: the high lane has its own, so bulk work never occupies them.
@@ -78,10 +81,12 @@ public record GatewayProperties(
     /**
      * @param endpoint       FCM base URL (the {@code sandbox} profile: the provider sandbox). An
      *                       http:// URL is spoken as h2c.
-     * @param connections    HTTP/2 connections in the pool; each multiplexes many requests
+     * @param connections    HTTP/2 connections in the pool; each multiplexes many requests (as many
+     *                       as the server allows at once: 100 is usual), so with the default 512 in
+     *                       flight fewer than 6 would hold the rest back in the pool
      * @param requestTimeout time allowed for one request before it counts as a transport failure
      */
-    public record Fcm(@DefaultValue("https://fcm.googleapis.com") URI endpoint, @DefaultValue("4") int connections,
+    public record Fcm(@DefaultValue("https://fcm.googleapis.com") URI endpoint, @DefaultValue("6") int connections,
                       @DefaultValue("10s") Duration requestTimeout) {
     }
 

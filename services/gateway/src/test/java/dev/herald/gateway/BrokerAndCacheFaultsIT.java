@@ -14,7 +14,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
@@ -23,8 +22,8 @@ import org.slf4j.LoggerFactory;
  * gateway process: a broker restarted, one node of a three-node cluster killed (sends keep being
  * accepted and delivered), Redis restarted with its append-only file, Redis full, and the gateway
  * cut off from Redis for 10 s by a firewall rule in a network namespace. Every target ends exactly
- * once, delivered or dead-lettered with its reason; a target delivered twice only inside the
- * documented window, measured and printed: the in-flight limit ({@value FaultRun#MAX_IN_FLIGHT}
+ * once, delivered or dead-lettered with its reason; a target delivered or dead-lettered twice only
+ * inside the documented window, measured and printed: the in-flight limit ({@value FaultRun#MAX_IN_FLIGHT}
  * provider requests), but the work in hand across a Redis restart.
  */
 class BrokerAndCacheFaultsIT {
@@ -61,15 +60,12 @@ class BrokerAndCacheFaultsIT {
         }
     }
 
-    // Off: in the session's final verification run (2026-11-24 07:56 UTC, fresh clone, .ci/run) not every
-    // message completed within 3 minutes of the kill, where the branch's last run passed; the cause
-    // (consumers not resuming on the surviving nodes, or the test's own republish) is not found yet.
-    // Issue 15 stays open on it; the other four faults in this class run.
-    @Disabled("intermittent: not every message completed after one of three nodes was killed (cause open, issue 15)")
     @Test
     void oneNodeOfAThreeNodeClusterKilledMidFanOutWhileSendsKeepComing() throws Exception {
         LocalRabbitCluster cluster = LocalRabbitCluster.start(3);
         try {
+            System.out.printf("BrokerAndCacheFaultsIT RabbitMQ node logs: %s%n",
+                    cluster.nodes().stream().map(node -> node.home().resolveSibling("log")).toList());
             // The gateway connects to the first address it can: the node killed here.
             fanOutThrough("one of three RabbitMQ nodes killed", cluster.addresses(), LocalRedis.get(), FaultRun.MAX_IN_FLIGHT, run -> {
                 cluster.nodes().getFirst().kill();
@@ -168,10 +164,10 @@ class BrokerAndCacheFaultsIT {
             work.addAll(make.make(run));
             FaultRun.Ending end = run.awaitAllEndedExactlyOnce(work, TO_COMPLETE);
             System.out.printf("BrokerAndCacheFaultsIT %s: sandbox accepted %d at the fault, %d in all; dead-lettered %d; "
-                            + "delivered twice %d (allowed %d); test took %d s%n", fault, atFault,
-                    end.sandbox().accepted(), end.deadLettered(), end.deliveredTwice(), allowedTwice,
+                            + "delivered twice %d, dead letters published again %d (allowed %d together); test took %d s%n", fault, atFault,
+                    end.sandbox().accepted(), end.deadLettered(), end.deliveredTwice(), end.deadLetteredTwice(), allowedTwice,
                     Duration.between(start, Instant.now()).toSeconds());
-            assertThat(end.deliveredTwice()).as("targets delivered twice (the documented window)")
+            assertThat(end.endedTwice()).as("targets delivered or dead-lettered twice (the documented window)")
                     .isLessThanOrEqualTo(allowedTwice);
         }
     }

@@ -1,5 +1,6 @@
 package dev.herald.contract.amqp;
 
+import com.rabbitmq.client.Channel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +14,9 @@ import org.springframework.amqp.AmqpException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageDeliveryMode;
 import org.springframework.amqp.core.MessageProperties;
+import org.springframework.amqp.rabbit.connection.ChannelProxy;
 import org.springframework.amqp.rabbit.connection.CorrelationData;
+import org.springframework.amqp.rabbit.connection.RabbitUtils;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -23,6 +26,14 @@ import tools.jackson.databind.json.JsonMapper;
  * nacks, cannot route, or does not confirm in time is a failure, never a success. The Dispatcher
  * waits for it before answering 202; the gateway before acknowledging the work that produced it.
  * The template must have publisher confirms (correlated), returns and mandatory enabled.
+ *
+ * <p>A channel on which a message was nacked is closed rather than used again. RabbitMQ 3.10 (the
+ * version Debian ships, which the tests and the real-node chart run) keeps, per channel and quorum
+ * queue, the leader it found when the channel first published there; a channel that first published
+ * in the moment after a node died, before the queue record named the new leader, asks the dead node
+ * for every publish and nacks all of them for as long as it lives (fixed in later 3.11 and 3.12
+ * releases: rabbitmq-server pull request 9221). A fresh channel starts from the current leader; a nack for any other reason
+ * (a full queue with {@code reject-publish}) costs no more than opening one.
  */
 public final class ConfirmedPublisher {
     /** One message to publish: where to and what (a contract record, sent as JSON), with headers. */
@@ -58,8 +69,12 @@ public final class ConfirmedPublisher {
         outgoing.headers().forEach(properties::setHeader);
         Message message = new Message(json.writeValueAsBytes(outgoing.body()), properties);
         CorrelationData correlation = new CorrelationData(outgoing.messageId() + "/" + System.nanoTime());
+        Channel used;
         try {
-            rabbit.send(outgoing.exchange(), outgoing.routingKey(), message, correlation);
+            used = rabbit.invoke(operations -> {
+                operations.send(outgoing.exchange(), outgoing.routingKey(), message, correlation);
+                return operations.execute(channel -> channel);
+            });
         } catch (AmqpException e) {
             return CompletableFuture.failedFuture(new PublishFailedException(PublishFailedException.Reason.connection,
                     "cannot publish to RabbitMQ: " + e.getMessage(), e));
@@ -70,6 +85,7 @@ public final class ConfirmedPublisher {
                         "publish failed: " + error, error));
             }
             if (!confirm.ack()) {
+                retire(used);
                 throw new CompletionException(new PublishFailedException(PublishFailedException.Reason.nack,
                         "RabbitMQ refused the message: " + confirm.reason(), null));
             }
@@ -79,6 +95,17 @@ public final class ConfirmedPublisher {
             }
             return null;
         });
+    }
+
+    /**
+     * Closes the channel a nack came on; the channel cache drops a closed channel. Not on this
+     * thread: confirms arrive on the connection's own thread, which must stay free to read the close-ok.
+     */
+    private static void retire(Channel used) {
+        Channel target = used instanceof ChannelProxy proxy ? proxy.getTargetChannel() : used;
+        if (target != null) {
+            Thread.ofVirtual().name("retire-nacked-channel").start(() -> RabbitUtils.closeChannel(target));
+        }
     }
 
     /**

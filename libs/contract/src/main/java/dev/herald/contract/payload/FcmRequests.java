@@ -33,8 +33,7 @@ public final class FcmRequests {
         data.put(Notification.MESSAGE_ID_KEY, batch.messageId());
         message.put("data", data);
         Map<String, Object> android = new LinkedHashMap<>();
-        long ttlSeconds = Math.max(0, Duration.between(now, batch.expiresAt()).toSeconds());
-        android.put("ttl", ttlSeconds + "s");
+        android.put("ttl", ttlSeconds(batch, now) + "s");
         android.put("priority", batch.priority() == Priority.high ? "high" : "normal");
         if (batch.collapseKey() != null) {
             android.put("collapse_key", batch.collapseKey());
@@ -42,6 +41,11 @@ public final class FcmRequests {
         message.put("android", android);
         deepMerge(message, batch.notification().override(Channel.fcm));
         return Map.of("message", message);
+    }
+
+    /** The message's remaining time to live at {@code now}, in whole seconds (FCM's {@code android.ttl}). */
+    public static long ttlSeconds(PushBatch batch, Instant now) {
+        return Math.max(0, Duration.between(now, batch.expiresAt()).toSeconds());
     }
 
     /** Overrides win; nested objects are merged rather than replaced, so {"android": {"priority": ...}} keeps the ttl. */

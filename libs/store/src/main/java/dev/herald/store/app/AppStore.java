@@ -1,9 +1,12 @@
 package dev.herald.store.app;
 
 import dev.herald.store.crypto.CredentialCipher;
+import dev.herald.store.crypto.CredentialKeyException;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.webpush.WebPushCredential;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Clock;
@@ -102,6 +105,70 @@ public final class AppStore {
     /** Removes a credential; {@code provider} is {@code fcm}, {@code apns} or {@code webpush}. */
     public CompletableFuture<Boolean> clearCredential(String appId, String provider) {
         return change(appId, Map.of(), List.of("cred:" + provider, "credAt:" + provider));
+    }
+
+    /**
+     * What a re-encryption did: fields rewritten with the current key, fields already under it, and
+     * {@code <app>/<field>} of those no configured key opens (their key is still needed).
+     */
+    public record Reencryption(int apps, int reencrypted, int current, List<String> undecryptable) {
+    }
+
+    /**
+     * Rewrites every stored credential of every app with the cipher's current key (a SCAN over the
+     * apps: an operator's occasional command). A credential replaced while this runs keeps the new value.
+     */
+    public CompletableFuture<Reencryption> reencryptAll() {
+        Reencryption[] total = {new Reencryption(0, 0, 0, List.of())};
+        return reencryptFrom(ScanCursor.INITIAL, total).thenApply(done -> total[0]);
+    }
+
+    private CompletableFuture<Void> reencryptFrom(ScanCursor cursor, Reencryption[] total) {
+        ScanArgs match = ScanArgs.Builder.matches(RedisKeys.KeyPattern.APP.glob()).limit(500);
+        return redis.scan(cursor, match).toCompletableFuture().thenCompose(page -> {
+            CompletableFuture<Void> apps = CompletableFuture.completedFuture(null);
+            for (String key : page.getKeys()) {
+                String appId = key.substring(key.indexOf('{') + 1, key.lastIndexOf('}'));
+                apps = apps.thenCompose(ignored -> reencrypt(appId)).thenAccept(one -> {
+                    List<String> undecryptable = new ArrayList<>(total[0].undecryptable());
+                    undecryptable.addAll(one.undecryptable());
+                    total[0] = new Reencryption(total[0].apps() + 1, total[0].reencrypted() + one.reencrypted(),
+                            total[0].current() + one.current(), List.copyOf(undecryptable));
+                });
+            }
+            return apps.thenCompose(done -> page.isFinished() ? CompletableFuture.<Void>completedFuture(null)
+                    : reencryptFrom(page, total));
+        });
+    }
+
+    /** Rewrites one app's credentials with the current key. */
+    public CompletableFuture<Reencryption> reencrypt(String appId) {
+        return redis.hgetall(key(appId)).toCompletableFuture().thenCompose(fields -> {
+            List<String> args = new ArrayList<>();
+            List<String> undecryptable = new ArrayList<>();
+            int current = 0;
+            for (Map.Entry<String, String> field : fields.entrySet()) {
+                if (!field.getKey().startsWith("cred:")) {
+                    continue;
+                }
+                if (cipher.isCurrent(field.getValue())) {
+                    current++;
+                    continue;
+                }
+                try {
+                    args.addAll(List.of(field.getKey(), field.getValue(), cipher.reencrypt(field.getValue(), appId)));
+                } catch (CredentialKeyException e) {
+                    undecryptable.add(appId + "/" + field.getKey());
+                }
+            }
+            int alreadyCurrent = current;
+            if (args.isEmpty()) {
+                return CompletableFuture.completedFuture(new Reencryption(1, 0, alreadyCurrent, undecryptable));
+            }
+            return functions.<Long>call(HeraldFunctions.Function.APP_RESEAL, ScriptOutputType.INTEGER, new String[] {key(appId)},
+                            args.toArray(String[]::new))
+                    .thenApply(replaced -> new Reencryption(1, replaced.intValue(), alreadyCurrent, undecryptable));
+        });
     }
 
     public CompletableFuture<Optional<App>> load(String appId) {

@@ -36,7 +36,7 @@ public final class RedisKeys {
         MQTT_BOX_ENTRIES("cm:boxm:{<app>/<device>}", "cm:boxm:\\{[^}/]+/[^}]+\\}"),
         MQTT_SESSION("cm:session:{<app>/<device>}", "cm:session:\\{[^}/]+/[^}]+\\}"),
         MQTT_CREDENTIALS("cm:cred:{<app>/<device>}", "cm:cred:\\{[^}/]+/[^}]+\\}"),
-        MQTT_NODE_LEASE("cm:node:<node>", "cm:node:.+"),
+        MQTT_CONNECTED("cm:connected:{<app>/<device>}", "cm:connected:\\{[^}/]+/[^}]+\\}"),
         MQTT_EXPIRIES("cm:expiries", "cm:expiries"),
         DEVICE_REFRESHED("devseen:{<app>}", "devseen:\\{[^}]+\\}"),
         DEVICE_APPS("devapps", "devapps"),
@@ -46,7 +46,9 @@ public final class RedisKeys {
         MESSAGE_THROTTLE("throttle:{<message>}", "throttle:\\{[^}]+\\}"),
         API_RATE("apirate:{<app>}", "apirate:\\{[^}]+\\}"),
         SCHEDULE("schedule", "schedule"),
-        SCHEDULED_SEND("sched:{<message>}", "sched:\\{[^}]+\\}");
+        SCHEDULED_SEND("sched:{<message>}", "sched:\\{[^}]+\\}"),
+        REPLICA_LEASE("replica:<service>:<replica>", "replica:[a-z-]+:[^{}]+"),
+        AUDIT("audit", "audit");
 
         private final String shape;
         private final Pattern pattern;
@@ -190,8 +192,9 @@ public final class RedisKeys {
         return "cm:cred:" + deviceTag(appId, deviceId);
     }
 
-    public static String mqttNodeLease(String nodeId) {
-        return "cm:node:" + nodeId;
+    /** When an MQTT device's last CONNECT was accepted (ms), beside its session. */
+    public static String mqttConnected(String appId, String deviceId) {
+        return "cm:connected:" + deviceTag(appId, deviceId);
     }
 
     /** The index of boxes by their earliest expiry (members are box keys). */
@@ -249,8 +252,18 @@ public final class RedisKeys {
         return "schedule";
     }
 
+    /** A running replica's lease (a gateway, a connection-manager node); untagged, each key used alone. */
+    public static String replicaLease(String service, String replicaId) {
+        return "replica:" + service + ":" + replicaId;
+    }
+
     /** A scheduled send's request and fired groups, beside its status in the message's slot. */
     public static String scheduledSend(String messageId) {
         return "sched:" + messageTag(messageId);
+    }
+
+    /** The admin audit log: one stream, untagged (written once per admin action, read by admins). */
+    public static String audit() {
+        return "audit";
     }
 }

@@ -3,24 +3,23 @@ package dev.herald.store.mqtt;
 import dev.herald.store.keys.RedisKeys;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.redis.HeraldFunctions.Function;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
+import dev.herald.store.replica.ReplicaLeases;
+import dev.herald.store.replica.Service;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import java.time.Duration;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.SortedMap;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * Which connection-manager node holds an MQTT device, in Redis: {@code cm:session:{<app>/<device>}}
- * = {@code <node>|<connection>} (in the device's slot, beside its box), and each node's lease
- * {@code cm:node:<node>}, renewed by its heartbeat. The gateway routes a boxed message to the node
- * holding the device while that node's lease lives. A session is deleted only by the connection that
- * wrote it, so a late disconnect never erases a newer session.
+ * = {@code <node>|<connection>} (in the device's slot, beside its box), and when its last CONNECT was
+ * accepted ({@code cm:connected:{<app>/<device>}}). The gateway routes a boxed message to the node
+ * holding the device while that node's lease lives ({@link ReplicaLeases}, renewed by the node). A
+ * session is deleted only by the connection that wrote it, so a late disconnect never erases a newer
+ * session.
  */
 public final class DeviceSessions {
     /** Who holds a device: a node and one of its connections. */
@@ -40,10 +39,15 @@ public final class DeviceSessions {
 
     private final RedisClusterAsyncCommands<String, String> redis;
     private final HeraldFunctions functions;
+    private final ReplicaLeases leases;
+    private final Clock clock;
 
-    public DeviceSessions(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions) {
+    public DeviceSessions(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, ReplicaLeases leases,
+                          Clock clock) {
         this.redis = redis;
         this.functions = functions;
+        this.leases = leases;
+        this.clock = clock;
     }
 
     /** What a claim found: granted with the holder it replaced (empty if none), or refused (revoked). */
@@ -53,12 +57,14 @@ public final class DeviceSessions {
     /**
      * Makes {@code holder} the device's session if {@code generation} (that of the password the
      * device presented) is still the device's credential generation; otherwise refuses: the
-     * password was revoked ({@link CredentialGenerations}).
+     * password was revoked ({@link CredentialGenerations}). A granted claim also records the time
+     * of the CONNECT ({@link #presence}).
      */
     public CompletableFuture<Claim> claim(String appId, String deviceId, Holder holder, long generation) {
         return functions.<List<Object>>call(Function.SESSION_CLAIM, ScriptOutputType.MULTI,
-                        new String[] {RedisKeys.mqttCredentials(appId, deviceId), RedisKeys.mqttSession(appId, deviceId)},
-                        holder.encode(), Long.toString(generation))
+                        new String[] {RedisKeys.mqttCredentials(appId, deviceId), RedisKeys.mqttSession(appId, deviceId),
+                                RedisKeys.mqttConnected(appId, deviceId)},
+                        holder.encode(), Long.toString(generation), Long.toString(clock.millis()))
                 .thenApply(answer -> new Claim(((Long) answer.get(0)) == 1, Holder.parse((String) answer.get(1))));
     }
 
@@ -68,54 +74,14 @@ public final class DeviceSessions {
                 .thenApply(ignored -> null);
     }
 
-    /**
-     * Renews the node's lease. Its value is the node's count of open device connections, what the
-     * console's platform view adds up ({@link #nodes}).
-     */
-    public CompletableFuture<Void> heartbeat(String nodeId, Duration lease, int connections) {
-        return redis.set(RedisKeys.mqttNodeLease(nodeId), String.valueOf(connections), SetArgs.Builder.px(lease.toMillis()))
-                .toCompletableFuture().thenApply(ignored -> null);
+    /** What the connection manager last knew of a device: its last accepted CONNECT, and whether it holds a live session now. */
+    public record Presence(Optional<Instant> lastConnect, boolean connected) {
     }
 
-    /**
-     * The live connection-manager nodes and their open connections at their last heartbeat. A SCAN
-     * over the keyspace (every master of a cluster): for the admin's occasional look, never a hot path.
-     */
-    public CompletableFuture<SortedMap<String, Integer>> nodes() {
-        SortedMap<String, Integer> nodes = new TreeMap<>();
-        return scanNodes(ScanCursor.INITIAL, nodes).thenApply(done -> nodes);
-    }
-
-    private CompletableFuture<Void> scanNodes(ScanCursor cursor, SortedMap<String, Integer> nodes) {
-        String prefix = RedisKeys.mqttNodeLease("");
-        ScanArgs match = ScanArgs.Builder.matches(prefix + "*").limit(1000);
-        return redis.scan(cursor, match).toCompletableFuture().thenCompose(page -> {
-            List<String> keys = page.getKeys();
-            CompletableFuture<?>[] reads = keys.stream().map(key -> redis.get(key).toCompletableFuture()
-                    .thenAccept(value -> {
-                        if (value != null) {
-                            synchronized (nodes) {
-                                nodes.put(key.substring(prefix.length()), parseCount(value));
-                            }
-                        }
-                    })).toArray(CompletableFuture[]::new);
-            return CompletableFuture.allOf(reads).thenCompose(read -> page.isFinished()
-                    ? CompletableFuture.<Void>completedFuture(null) : scanNodes(page, nodes));
-        });
-    }
-
-    /** A lease written before leases carried a count reads "1": its count is not known, shown as 0. */
-    private static int parseCount(String value) {
-        try {
-            return Integer.parseInt(value);
-        } catch (NumberFormatException unknown) {
-            return 0;
-        }
-    }
-
-    /** The node stops: no more routing to it, at once rather than when the lease lapses. */
-    public CompletableFuture<Void> dropLease(String nodeId) {
-        return redis.del(RedisKeys.mqttNodeLease(nodeId)).toCompletableFuture().thenApply(ignored -> null);
+    public CompletableFuture<Presence> presence(String appId, String deviceId) {
+        CompletableFuture<String> lastConnect = redis.get(RedisKeys.mqttConnected(appId, deviceId)).toCompletableFuture();
+        return lastConnect.thenCombine(liveNode(appId, deviceId), (at, node) -> new Presence(
+                Optional.ofNullable(at).map(ms -> Instant.ofEpochMilli(Long.parseLong(ms))), node.isPresent()));
     }
 
     /** The node holding the device, if that node's lease lives. */
@@ -130,7 +96,6 @@ public final class DeviceSessions {
             return CompletableFuture.completedFuture(Optional.empty());
         }
         String node = holder.get().nodeId();
-        return redis.exists(RedisKeys.mqttNodeLease(node)).toCompletableFuture()
-                .thenApply(alive -> alive == 1 ? Optional.of(node) : Optional.empty());
+        return leases.isLive(Service.CONNECTION_MANAGER, node).thenApply(alive -> alive ? Optional.of(node) : Optional.empty());
     }
 }

@@ -5,6 +5,7 @@ import java.security.InvalidKeyException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
+import java.util.List;
 import java.util.OptionalLong;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -21,18 +22,33 @@ import javax.crypto.spec.SecretKeySpec;
  * the connection manager learns from the password which generation it claims and checks in the same
  * Redis step that claims the session that this is still the device's generation. Generation 0 keeps
  * the plain HMAC, the form every device had before revocation existed.
+ *
+ * <p>Key rotation: passwords are issued under the current crypto key; one derived from a previous key
+ * ({@code herald.crypto-previous-keys}) is still accepted, so devices keep connecting until they
+ * fetched their new password (registration or read) and the previous key is removed.
  */
 public final class MqttCredentials {
     private static final String ALGORITHM = "HmacSHA256";
-    private final SecretKeySpec key;
+    /** The key passwords are issued under, then the previous ones (still accepted). */
+    private final List<SecretKeySpec> keys;
 
     /** @param cryptoKey base64 of the platform's 32-byte crypto key (HERALD_CRYPTO_KEY) */
     public MqttCredentials(String cryptoKey) {
+        this(cryptoKey, List.of());
+    }
+
+    /** @param previousKeys keys {@code cryptoKey} replaced: passwords derived from them are still accepted */
+    public MqttCredentials(String cryptoKey, List<String> previousKeys) {
         if (cryptoKey == null || cryptoKey.isBlank()) {
             throw new IllegalArgumentException("herald.crypto-key is required to issue and check MQTT device passwords");
         }
-        // A key of its own, so a device password reveals nothing about the key that encrypts credentials.
-        this.key = new SecretKeySpec(hmac(new SecretKeySpec(Base64.getDecoder().decode(cryptoKey.trim()), ALGORITHM),
+        this.keys = java.util.stream.Stream.concat(java.util.stream.Stream.of(cryptoKey), previousKeys.stream())
+                .filter(k -> k != null && !k.isBlank()).map(MqttCredentials::passwordKey).toList();
+    }
+
+    /** A key of its own, so a device password reveals nothing about the key that encrypts credentials. */
+    private static SecretKeySpec passwordKey(String cryptoKey) {
+        return new SecretKeySpec(hmac(new SecretKeySpec(Base64.getDecoder().decode(cryptoKey.trim()), ALGORITHM),
                 "herald-mqtt-device-password-v1"), ALGORITHM);
     }
 
@@ -43,18 +59,26 @@ public final class MqttCredentials {
 
     /** The password of this device at the given generation. */
     public String password(String appId, String deviceId, long generation) {
+        return password(keys.getFirst(), appId, deviceId, generation);
+    }
+
+    private static String password(SecretKeySpec key, String appId, String deviceId, long generation) {
         if (generation == 0) {
             return Base64.getUrlEncoder().withoutPadding().encodeToString(hmac(key, appId + "/" + deviceId));
         }
         return generation + "." + Base64.getUrlEncoder().withoutPadding().encodeToString(hmac(key, appId + "/" + deviceId + "/" + generation));
     }
 
-    /** Constant-time check of a password a device presented, at the given generation. */
+    /** Constant-time check of a password a device presented, at the given generation, under any of the keys. */
     public boolean matches(String appId, String deviceId, long generation, byte[] presented) {
         if (presented == null) {
             return false;
         }
-        return MessageDigest.isEqual(password(appId, deviceId, generation).getBytes(StandardCharsets.US_ASCII), presented);
+        boolean matched = false;
+        for (SecretKeySpec key : keys) {
+            matched |= MessageDigest.isEqual(password(key, appId, deviceId, generation).getBytes(StandardCharsets.US_ASCII), presented);
+        }
+        return matched;
     }
 
     /**

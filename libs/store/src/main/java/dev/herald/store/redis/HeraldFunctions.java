@@ -30,7 +30,7 @@ public final class HeraldFunctions {
         MESSAGE_CANCEL, MESSAGE_RELEASE, OUTCOME_CANCEL, DEVICE_REMOVE_STALE,
         BUCKET_TAKE, BUCKET_PAUSE,
         SCHEDULE_CLAIM, SCHEDULE_FIRED, DEVICE_ZONE, DEVICE_IMPORT,
-        SESSION_CLAIM, CREDENTIALS_REVOKE;
+        SESSION_CLAIM, CREDENTIALS_REVOKE, APP_RESEAL;
 
         String registeredName() {
             return name().toLowerCase(Locale.ROOT);

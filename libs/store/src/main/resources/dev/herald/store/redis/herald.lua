@@ -169,6 +169,20 @@ local function app_update(keys, args)
   return version
 end
 
+-- Re-encryption under a new credential key: KEYS app:{id}. ARGV field/old/new triples; a field is
+-- replaced only if it still holds the value that was read (a credential set meanwhile wins). The
+-- plaintext is unchanged, so no version bump and no change notification. Returns fields replaced.
+local function app_reseal(keys, args)
+  local replaced = 0
+  for i = 1, #args, 3 do
+    if redis.call('HGET', keys[1], args[i]) == args[i + 1] then
+      redis.call('HSET', keys[1], args[i], args[i + 2])
+      replaced = replaced + 1
+    end
+  end
+  return replaced
+end
+
 -- Device registry: the device hash, its topic set, the topic sets and the token index of one app
 -- share the app's hash tag, so a registration stays one atomic step.
 local function leave_topics(devtopics, topic_prefix, id)
@@ -514,12 +528,14 @@ end
 -- if that is the device's current generation (no key: 0). In one step with the session write, so a
 -- revocation (credentials_revoke, same slot) either comes first and this refuses, or comes after and
 -- finds this connection as the session's holder.
--- KEYS cm:cred:{a/d}, cm:session:{a/d}. ARGV holder (<node>|<connection>), generation.
+-- A granted claim also records the CONNECT's time (the device API's last MQTT connect).
+-- KEYS cm:cred:{a/d}, cm:session:{a/d}, cm:connected:{a/d}. ARGV holder (<node>|<connection>), generation, now (ms).
 -- Returns {1, previous holder or ''} or {0, ''} (revoked).
 local function session_claim(keys, args)
   if tonumber(redis.call('GET', keys[1]) or '0') ~= tonumber(args[2]) then
     return {0, ''}
   end
+  redis.call('SET', keys[3], args[3])
   return {1, redis.call('SET', keys[2], args[1], 'GET') or ''}
 end
 
@@ -538,6 +554,7 @@ redis.register_function('stats_add', stats_add)
 redis.register_function('expansion_done', expansion_done)
 redis.register_function('expansion_advance', expansion_advance)
 redis.register_function('app_update', app_update)
+redis.register_function('app_reseal', app_reseal)
 redis.register_function('device_register', device_register)
 redis.register_function('device_import', device_import)
 redis.register_function('device_remove', device_remove)

@@ -8,6 +8,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.security.SecureRandom;
 import java.util.Base64;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class CredentialCipherTests {
@@ -93,6 +94,52 @@ class CredentialCipherTests {
         assertThatThrownBy(() -> new CredentialCipher(sixteenBytes))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("herald.crypto-key must decode to 32 bytes, got 16");
+    }
+
+    @Test
+    void aNewKeyEncryptsWhileThePreviousOneStillDecrypts() {
+        String newKey = randomKey();
+        String sealedWithOld = cipher.encrypt(PLAINTEXT, "app-1");
+        CredentialCipher rotated = new CredentialCipher(newKey, List.of(key));
+
+        String sealedWithNew = rotated.encrypt(PLAINTEXT, "app-1");
+
+        assertThat(rotated.decrypt(sealedWithOld, "app-1")).isEqualTo(PLAINTEXT);
+        assertThat(rotated.decrypt(sealedWithNew, "app-1")).isEqualTo(PLAINTEXT);
+        assertThat(sealedWithNew).startsWith(rotated.currentKeyId() + ":");
+        assertThat(rotated.isCurrent(sealedWithNew)).isTrue();
+        assertThat(rotated.isCurrent(sealedWithOld)).isFalse();
+        assertThat(rotated.currentKeyId()).isNotEqualTo(cipher.currentKeyId()).doesNotContain(newKey, key);
+        assertThat(new CredentialCipher(newKey).decrypt(rotated.reencrypt(sealedWithOld, "app-1"), "app-1")).isEqualTo(PLAINTEXT);
+    }
+
+    /** Stored before key ids: the same bytes without the {@code <key id>:} prefix. */
+    @Test
+    void aCiphertextWithoutKeyIdStillDecryptsWithTheCurrentOrAPreviousKey() {
+        String unlabelled = cipher.encrypt(PLAINTEXT, "app-1").substring(cipher.currentKeyId().length() + 1);
+
+        assertThat(cipher.decrypt(unlabelled, "app-1")).isEqualTo(PLAINTEXT);
+        assertThat(new CredentialCipher(randomKey(), List.of(key)).decrypt(unlabelled, "app-1")).isEqualTo(PLAINTEXT);
+        assertThat(cipher.isCurrent(unlabelled)).isFalse();
+    }
+
+    @Test
+    void aRemovedKeyIsNamedByItsIdOnly() {
+        String sealed = cipher.encrypt(PLAINTEXT, "app-1");
+
+        Throwable failure = catchThrowable(() -> new CredentialCipher(randomKey()).decrypt(sealed, "app-1"));
+
+        assertThat(failure).isInstanceOf(CredentialKeyException.class)
+                .hasMessageContaining("encrypted with key " + cipher.currentKeyId())
+                .hasMessageContaining("herald.crypto-previous-keys");
+        assertThat(stackTrace(failure)).doesNotContain(PLAINTEXT, key, sealed.substring(9));
+    }
+
+    @Test
+    void aPreviousKeyThatIsNotAKeyIsRejected() {
+        assertThatThrownBy(() -> new CredentialCipher(key, List.of("short")))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("herald.crypto-previous-keys");
     }
 
     private static String randomKey() {

@@ -54,7 +54,7 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.MQTT_BOX_ENTRIES, RedisKeys.mqttBoxEntries("shop", "d:1"));
         built.put(KeyPattern.MQTT_SESSION, RedisKeys.mqttSession("shop", "d:1"));
         built.put(KeyPattern.MQTT_CREDENTIALS, RedisKeys.mqttCredentials("shop", "car:7"));
-        built.put(KeyPattern.MQTT_NODE_LEASE, RedisKeys.mqttNodeLease("node-a"));
+        built.put(KeyPattern.MQTT_CONNECTED, RedisKeys.mqttConnected("shop", "car:7"));
         built.put(KeyPattern.MQTT_EXPIRIES, RedisKeys.mqttExpiries());
         built.put(KeyPattern.DEVICE_REFRESHED, RedisKeys.deviceRefreshed("shop"));
         built.put(KeyPattern.DEVICE_APPS, RedisKeys.deviceApps());
@@ -65,6 +65,8 @@ class RedisKeysReadmeTests {
         built.put(KeyPattern.API_RATE, RedisKeys.apiRate("shop"));
         built.put(KeyPattern.SCHEDULE, RedisKeys.schedule());
         built.put(KeyPattern.SCHEDULED_SEND, RedisKeys.scheduledSend("m1"));
+        built.put(KeyPattern.REPLICA_LEASE, RedisKeys.replicaLease("gateway", "gateway-7d9f-x2b4.a1b2c3d4"));
+        built.put(KeyPattern.AUDIT, RedisKeys.audit());
         assertThat(built).containsOnlyKeys(KeyPattern.values());
         built.forEach((pattern, key) -> assertThat(KeyPattern.of(key)).as(key).contains(pattern));
     }

@@ -4,6 +4,14 @@ import static dev.herald.store.TestRedis.join;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.store.TestRedis;
+import dev.herald.store.replica.Replica;
+import dev.herald.store.replica.ReplicaLeases;
+import dev.herald.store.replica.Service;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,7 +31,7 @@ class CredentialGenerationsTests {
     @BeforeAll
     static void connect() {
         generations = new CredentialGenerations(redis.async(), redis.functions());
-        sessions = new DeviceSessions(redis.async(), redis.functions());
+        sessions = new DeviceSessions(redis.async(), redis.functions(), new ReplicaLeases(redis.async()), TestRedis.CLOCK);
     }
 
     @Test
@@ -48,5 +56,25 @@ class CredentialGenerationsTests {
     @Test
     void aDeviceNeverConnectedCanBeRevoked() {
         assertThat(join(generations.revoke(app, "d3"))).isEqualTo(new CredentialGenerations.Revoked(1, Optional.empty()));
+    }
+
+    @Test
+    void aGrantedClaimRecordsTheConnectsTimeAndTheDeviceIsConnectedWhileItsNodesLeaseLives() {
+        Instant connectedAt = Instant.parse("2026-11-24T09:30:00.123Z");
+        ReplicaLeases leases = new ReplicaLeases(redis.async());
+        DeviceSessions at = new DeviceSessions(redis.async(), redis.functions(), leases, Clock.fixed(connectedAt, ZoneOffset.UTC));
+        assertThat(join(at.presence(app, "d4"))).isEqualTo(new DeviceSessions.Presence(Optional.empty(), false));
+        join(generations.revoke(app, "d4"));
+        join(at.claim(app, "d4", first, 0));   // refused: an old password records no connect
+        assertThat(join(at.presence(app, "d4")).lastConnect()).isEmpty();
+
+        join(at.claim(app, "d4", first, 1));
+        assertThat(join(at.presence(app, "d4"))).as("node-a holds no lease")
+                .isEqualTo(new DeviceSessions.Presence(Optional.of(connectedAt), false));
+        join(leases.renew(Service.CONNECTION_MANAGER, Replica.of("node-a", connectedAt, Map.of()), Duration.ofMinutes(1)));
+        assertThat(join(at.presence(app, "d4"))).isEqualTo(new DeviceSessions.Presence(Optional.of(connectedAt), true));
+        join(at.release(app, "d4", first));
+        assertThat(join(at.presence(app, "d4"))).isEqualTo(new DeviceSessions.Presence(Optional.of(connectedAt), false));
+        join(leases.drop(Service.CONNECTION_MANAGER, "node-a"));
     }
 }

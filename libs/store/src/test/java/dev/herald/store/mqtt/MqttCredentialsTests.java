@@ -29,4 +29,15 @@ class MqttCredentialsTests {
         assertThat(credentials.generation("shop", "car-7", ("x." + second.substring(2)).getBytes())).isEmpty();
         assertThat(credentials.generation("shop", "car-7", ("-2" + second.substring(1)).getBytes())).isEmpty();
     }
+
+    @Test
+    void afterAKeyRotationNewPasswordsAreIssuedAndOldOnesStillConnectUntilTheOldKeyIsRemoved() {
+        String newKey = "ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=";
+        String old = credentials.password("shop", "car-7", 2);
+        MqttCredentials rotated = new MqttCredentials(newKey, java.util.List.of(TestRedis.CRYPTO_KEY));
+
+        assertThat(rotated.password("shop", "car-7", 2)).isNotEqualTo(old).isEqualTo(new MqttCredentials(newKey).password("shop", "car-7", 2));
+        assertThat(rotated.generation("shop", "car-7", old.getBytes())).hasValue(2);
+        assertThat(new MqttCredentials(newKey).generation("shop", "car-7", old.getBytes())).isEmpty();
+    }
 }

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.store.TestRedis;
 import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.replica.Replica;
+import dev.herald.store.replica.ReplicaLeases;
+import dev.herald.store.replica.Service;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageCancels;
 import dev.herald.store.status.MessageStatusStore;
@@ -12,6 +15,7 @@ import dev.herald.store.status.Outcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,7 +37,7 @@ class MqttOutboxTests {
     static void connect() {
         status = new MessageStatusStore(redis.async(), redis.functions(), TTL, TestRedis.CLOCK);
         outbox = new MqttOutbox(redis.async(), redis.functions(), status,
-                new MessageCancels(redis.async(), redis.functions(), TTL, TestRedis.CLOCK), new DeviceSessions(redis.async(), redis.functions()), 3, TestRedis.CLOCK);
+                new MessageCancels(redis.async(), redis.functions(), TTL, TestRedis.CLOCK), new DeviceSessions(redis.async(), redis.functions(), new ReplicaLeases(redis.async()), TestRedis.CLOCK), 3, TestRedis.CLOCK);
     }
 
     private String accepted() {
@@ -117,7 +121,8 @@ class MqttOutboxTests {
         String id = accepted();
         redis.sync().set(RedisKeys.mqttSession(app, device), "node-a|1");
         assertThat(join(outbox.put(app, device, entry(id), null)).node()).isEmpty();
-        redis.sync().set(RedisKeys.mqttNodeLease("node-a"), "1");
+        join(new ReplicaLeases(redis.async()).renew(Service.CONNECTION_MANAGER,
+                Replica.of("node-a", Instant.now(), Map.of("connections", 1L)), Duration.ofMinutes(1)));
         assertThat(join(outbox.put(app, device, entry(accepted()), null)).node()).contains("node-a");
     }
 

@@ -5,14 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.store.TestRedis;
 import dev.herald.store.keys.RedisKeys;
-import dev.herald.store.mqtt.DeviceSessions;
 import io.lettuce.core.ScoredValue;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -72,17 +70,5 @@ class ConsoleQueriesTests {
         assertThat(week.getLast().failures()).containsEntry("UNREGISTERED", 1L);
         assertThat(redis.sync().ttl(RedisKeys.appStatsHour("shop", NOW.toEpochMilli() / 3_600_000)))
                 .isBetween(Duration.ofDays(7).toSeconds(), Duration.ofDays(8).toSeconds());
-    }
-
-    @Test
-    void theLiveMqttNodesAreListedWithTheirConnectionsAtTheirLastHeartbeat() {
-        DeviceSessions sessions = new DeviceSessions(redis.async(), redis.functions());
-        for (int i = 0; i < 20; i++) {   // spread over the masters of a cluster
-            join(sessions.heartbeat("node-" + i, Duration.ofMinutes(1), i));
-        }
-        join(sessions.dropLease("node-3"));
-
-        Map<String, Integer> nodes = join(sessions.nodes());
-        assertThat(nodes).hasSize(19).containsEntry("node-0", 0).containsEntry("node-19", 19).doesNotContainKey("node-3");
     }
 }

@@ -6,7 +6,11 @@ import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.store.mqtt.DeviceSessions;
 import dev.herald.store.mqtt.MqttAddresses;
 import dev.herald.store.mqtt.MqttOutbox;
+import dev.herald.store.replica.Replica;
+import dev.herald.store.replica.ReplicaLeases;
+import dev.herald.store.replica.Service;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
@@ -18,8 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Which device is connected where. Locally a map of this node's sessions; in Redis (the store's
- * {@link DeviceSessions}) the node and connection holding each device plus this node's lease
- * (renewed by {@link #heartbeat}), so the gateway routes to the node holding a device and treats the
+ * {@link DeviceSessions}) the node and connection holding each device, and ({@link ReplicaLeases})
+ * this node's lease (renewed by {@link #heartbeat}), so the gateway routes to the node holding a device and treats the
  * devices of a node whose lease lapsed as offline.
  */
 public final class SessionRegistry {
@@ -52,12 +56,16 @@ public final class SessionRegistry {
     private final Map<String, Session> local = new ConcurrentHashMap<>();
     private final AtomicLong connections = new AtomicLong();
     private final DeviceSessions sessions;
+    private final ReplicaLeases leases;
     private final ConfirmedPublisher publisher;
     private final String nodeId;
     private final Duration lease;
+    private final Instant startedAt = Instant.now();
 
-    public SessionRegistry(DeviceSessions sessions, ConfirmedPublisher publisher, String nodeId, Duration lease) {
+    public SessionRegistry(DeviceSessions sessions, ReplicaLeases leases, ConfirmedPublisher publisher, String nodeId,
+                           Duration lease) {
         this.sessions = sessions;
+        this.leases = leases;
         this.publisher = publisher;
         this.nodeId = nodeId;
         this.lease = lease;
@@ -151,13 +159,16 @@ public final class SessionRegistry {
         return local.values();
     }
 
-    /** Renews this node's lease; the gateway routes to it only while the lease exists. */
+    /**
+     * Renews this node's lease (a replica lease, with its open connections); the gateway routes to
+     * it only while the lease exists.
+     */
     public CompletableFuture<Void> heartbeat() {
-        return sessions.heartbeat(nodeId, lease, local.size());
+        return leases.renew(Service.CONNECTION_MANAGER, Replica.of(nodeId, startedAt, Map.of("connections", (long) local.size())), lease);
     }
 
     /** The node stops: the gateway stops routing here at once rather than when the lease lapses. */
     public CompletableFuture<Void> dropLease() {
-        return sessions.dropLease(nodeId);
+        return leases.drop(Service.CONNECTION_MANAGER, nodeId);
     }
 }

@@ -3,7 +3,9 @@ package dev.herald.dispatcher.admin;
 import static dev.herald.dispatcher.Futures.await;
 
 import dev.herald.dispatcher.Ids;
+import dev.herald.dispatcher.audit.AdminAudit;
 import dev.herald.dispatcher.auth.AdminApi;
+import dev.herald.dispatcher.auth.AdminCaller;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.store.app.ApiKeyIndex;
@@ -12,6 +14,8 @@ import dev.herald.store.app.App;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.app.AppLimits;
 import dev.herald.store.app.AppStore;
+import dev.herald.store.app.ApnsCredential;
+import dev.herald.store.app.FcmCredential;
 import dev.herald.store.webpush.WebPushCredential;
 import dev.herald.store.app.FcmTokenHosts;
 import jakarta.validation.constraints.Max;
@@ -141,10 +145,12 @@ public class AppAdminController {
     private final RequestValidator validator;
     private final JsonMapper json;
     private final FcmTokenHosts tokenHosts;
+    private final AdminAudit audit;
 
     public AppAdminController(AppStore store, AppCache cache, ApiKeyIndex keyIndex, RequestValidator validator,
-                              JsonMapper json, FcmTokenHosts tokenHosts) {
+                              JsonMapper json, FcmTokenHosts tokenHosts, AdminAudit audit) {
         this.tokenHosts = tokenHosts;
+        this.audit = audit;
         this.store = store;
         this.cache = cache;
         this.keyIndex = keyIndex;
@@ -153,13 +159,14 @@ public class AppAdminController {
     }
 
     @PostMapping("/v1/apps")
-    ResponseEntity<CreatedApp> create(@RequestBody CreateApp request) {
+    ResponseEntity<CreatedApp> create(AdminCaller caller, @RequestBody CreateApp request) {
         validator.validate(request);
         ApiKeys.Issued issued = await(store.create(request.id(), request.name().strip()))
                 .orElseThrow(() -> Problems.conflict("app " + request.id() + " already exists"));
         changed(request.id());
         await(keyIndex.issued(issued.keyId(), request.id()));
         log.info("app {} created with key {}", request.id(), issued.keyId());
+        audit.record(caller, "app.created", request.id(), issued.keyId(), null);
         return ResponseEntity.created(URI.create("/v1/apps/" + request.id()))
                 .body(new CreatedApp(request.id(), request.name().strip(), IssuedKey.of(issued)));
     }
@@ -170,17 +177,18 @@ public class AppAdminController {
     }
 
     @PostMapping("/v1/apps/{appId}/keys")
-    ResponseEntity<IssuedKey> addKey(@PathVariable String appId) {
+    ResponseEntity<IssuedKey> addKey(AdminCaller caller, @PathVariable String appId) {
         Ids.appId(appId);
         ApiKeys.Issued issued = await(store.addKey(appId)).orElseThrow(() -> unknownApp(appId));
         changed(appId);
         await(keyIndex.issued(issued.keyId(), appId));
         log.info("app {}: key {} added", appId, issued.keyId());
+        audit.record(caller, "key.created", appId, issued.keyId(), null);
         return ResponseEntity.status(201).body(IssuedKey.of(issued));
     }
 
     @DeleteMapping("/v1/apps/{appId}/keys/{keyId}")
-    ResponseEntity<Void> revokeKey(@PathVariable String appId, @PathVariable String keyId) {
+    ResponseEntity<Void> revokeKey(AdminCaller caller, @PathVariable String appId, @PathVariable String keyId) {
         app(appId);
         if (!keyId.matches(Ids.KEY_ID) || !await(store.revokeKey(appId, keyId))) {
             throw Problems.notFound("app " + appId + " has no key with this id");
@@ -188,35 +196,40 @@ public class AppAdminController {
         changed(appId);
         await(keyIndex.revoked(keyId));
         log.info("app {}: key {} revoked", appId, keyId);
+        audit.record(caller, "key.revoked", appId, keyId, null);
         return ResponseEntity.noContent().build();
     }
 
     @PutMapping("/v1/apps/{appId}/credentials/fcm")
-    ResponseEntity<Void> setFcm(@PathVariable String appId, @RequestBody FcmRequest request) {
+    ResponseEntity<Void> setFcm(AdminCaller caller, @PathVariable String appId, @RequestBody FcmRequest request) {
         Ids.appId(appId);
-        if (!await(store.setFcm(appId, CredentialChecks.fcm(request.serviceAccount(), tokenHosts, json)))) {
+        FcmCredential credential = CredentialChecks.fcm(request.serviceAccount(), tokenHosts, json);
+        if (!await(store.setFcm(appId, credential))) {
             throw unknownApp(appId);
         }
         changed(appId);
         log.info("app {}: FCM credential set", appId);
+        audit.record(caller, "credential.set", appId, "fcm", CredentialFingerprints.of(credential.serviceAccountJson()));
         return ResponseEntity.noContent().build();
     }
 
     @PutMapping("/v1/apps/{appId}/credentials/apns")
-    ResponseEntity<Void> setApns(@PathVariable String appId, @RequestBody ApnsRequest request) {
+    ResponseEntity<Void> setApns(AdminCaller caller, @PathVariable String appId, @RequestBody ApnsRequest request) {
         Ids.appId(appId);
-        if (!await(store.setApns(appId, CredentialChecks.apns(request.p8(), request.keyId(), request.teamId(),
-                request.topic(), request.environment())))) {
+        ApnsCredential credential = CredentialChecks.apns(request.p8(), request.keyId(), request.teamId(),
+                request.topic(), request.environment());
+        if (!await(store.setApns(appId, credential))) {
             throw unknownApp(appId);
         }
         changed(appId);
         log.info("app {}: APNs credential set", appId);
+        audit.record(caller, "credential.set", appId, "apns", CredentialFingerprints.of(credential.p8()));
         return ResponseEntity.noContent().build();
     }
 
     /** Uploads the app's own VAPID key pair (e.g. the one its web pages already subscribe with). */
     @PutMapping("/v1/apps/{appId}/credentials/webpush")
-    WebPushView setWebPush(@PathVariable String appId, @RequestBody WebPushRequest request) {
+    WebPushView setWebPush(AdminCaller caller, @PathVariable String appId, @RequestBody WebPushRequest request) {
         Ids.appId(appId);
         WebPushCredential credential;
         try {
@@ -225,7 +238,9 @@ public class AppAdminController {
             String[] fieldAndMessage = e.getMessage().split(": ", 2);
             throw Problems.invalidField(fieldAndMessage[0], fieldAndMessage[1]);
         }
-        return storeWebPush(appId, credential, "uploaded");
+        WebPushView view = storeWebPush(appId, credential, "uploaded");
+        audit.record(caller, "credential.set", appId, "webpush", "public key " + credential.publicKey());
+        return view;
     }
 
     /**
@@ -233,7 +248,8 @@ public class AppAdminController {
      * Browsers subscribed with the old public key must subscribe again.
      */
     @PostMapping("/v1/apps/{appId}/credentials/webpush")
-    WebPushView generateWebPush(@PathVariable String appId, @RequestBody(required = false) WebPushRequest request) {
+    WebPushView generateWebPush(AdminCaller caller, @PathVariable String appId,
+                                @RequestBody(required = false) WebPushRequest request) {
         Ids.appId(appId);
         String subject = request == null ? null : request.subject();
         if (request != null && (request.privateKey() != null || request.publicKey() != null)) {
@@ -242,7 +258,10 @@ public class AppAdminController {
         if (subject != null && !subject.startsWith("mailto:") && !subject.startsWith("https://")) {
             throw Problems.invalidField("subject", "must be a mailto: or https: URI");
         }
-        return storeWebPush(appId, WebPushCredential.generate(subject), "generated");
+        WebPushCredential credential = WebPushCredential.generate(subject);
+        WebPushView view = storeWebPush(appId, credential, "generated");
+        audit.record(caller, "credential.generated", appId, "webpush", "public key " + credential.publicKey());
+        return view;
     }
 
     private WebPushView storeWebPush(String appId, WebPushCredential credential, String how) {
@@ -256,7 +275,7 @@ public class AppAdminController {
 
     /** Replaces the app's rate limits (provider quotas for the gateway, the API rate here). */
     @PutMapping("/v1/apps/{appId}/limits")
-    LimitsRequest setLimits(@PathVariable String appId, @RequestBody LimitsRequest request) {
+    LimitsRequest setLimits(AdminCaller caller, @PathVariable String appId, @RequestBody LimitsRequest request) {
         Ids.appId(appId);
         validator.validate(request);
         AppLimits limits = new AppLimits(request.fcmPerMinute(), request.apnsPerMinute(), request.apiPerSecond());
@@ -265,35 +284,38 @@ public class AppAdminController {
         }
         changed(appId);
         log.info("app {}: limits set to {}", appId, limits);
+        audit.record(caller, "limits.set", appId, null, "fcmPerMinute=" + limits.fcmPerMinute() + ", apnsPerMinute="
+                + limits.apnsPerMinute() + ", apiPerSecond=" + limits.apiPerSecond());
         return LimitsRequest.of(limits);
     }
 
     @DeleteMapping("/v1/apps/{appId}/credentials/fcm")
-    ResponseEntity<Void> clearFcm(@PathVariable String appId) {
-        return clearCredential(appId, "fcm");
+    ResponseEntity<Void> clearFcm(AdminCaller caller, @PathVariable String appId) {
+        return clearCredential(caller, appId, "fcm");
     }
 
     @DeleteMapping("/v1/apps/{appId}/credentials/apns")
-    ResponseEntity<Void> clearApns(@PathVariable String appId) {
-        return clearCredential(appId, "apns");
+    ResponseEntity<Void> clearApns(AdminCaller caller, @PathVariable String appId) {
+        return clearCredential(caller, appId, "apns");
     }
 
     @DeleteMapping("/v1/apps/{appId}/credentials/webpush")
-    ResponseEntity<Void> clearWebPush(@PathVariable String appId) {
-        return clearCredential(appId, "webpush");
+    ResponseEntity<Void> clearWebPush(AdminCaller caller, @PathVariable String appId) {
+        return clearCredential(caller, appId, "webpush");
     }
 
     /**
      * One path per provider (not {@code credentials/{provider}}), so that {@code OPTIONS} and
      * {@code Allow} on a credential's path list exactly the methods its document entry has.
      */
-    private ResponseEntity<Void> clearCredential(String appId, String provider) {
+    private ResponseEntity<Void> clearCredential(AdminCaller caller, String appId, String provider) {
         Ids.appId(appId);
         if (!await(store.clearCredential(appId, provider))) {
             throw unknownApp(appId);
         }
         changed(appId);
         log.info("app {}: {} credential removed", appId, provider);
+        audit.record(caller, "credential.deleted", appId, provider, null);
         return ResponseEntity.noContent().build();
     }
 

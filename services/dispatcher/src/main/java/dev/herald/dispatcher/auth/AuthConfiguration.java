@@ -15,7 +15,7 @@ import org.springframework.web.method.support.ModelAndViewContainer;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
-/** Installs the authentication of {@code /v1} and hands the authenticated app to handlers. */
+/** Installs the authentication of {@code /v1} and hands the authenticated app (or admin caller) to handlers. */
 @Configuration(proxyBeanMethods = false)
 public class AuthConfiguration implements WebMvcConfigurer {
     private final AuthInterceptor interceptor;
@@ -34,17 +34,20 @@ public class AuthConfiguration implements WebMvcConfigurer {
         resolvers.add(new HandlerMethodArgumentResolver() {
             @Override
             public boolean supportsParameter(MethodParameter parameter) {
-                return parameter.getParameterType() == AuthenticatedApp.class;
+                return parameter.getParameterType() == AuthenticatedApp.class || parameter.getParameterType() == AdminCaller.class;
             }
 
             @Override
             public Object resolveArgument(MethodParameter parameter, ModelAndViewContainer mav, NativeWebRequest request,
                                           WebDataBinderFactory binders) {
-                Object app = request.getAttribute(AuthenticatedApp.ATTRIBUTE, RequestAttributes.SCOPE_REQUEST);
-                if (app == null) {
-                    throw new IllegalStateException("no authenticated app: is the controller marked @AppApi?");
+                boolean admin = parameter.getParameterType() == AdminCaller.class;
+                Object caller = request.getAttribute(admin ? AdminCaller.ATTRIBUTE : AuthenticatedApp.ATTRIBUTE,
+                        RequestAttributes.SCOPE_REQUEST);
+                if (caller == null) {
+                    throw new IllegalStateException("no authenticated caller: is the controller marked "
+                            + (admin ? "@AdminApi?" : "@AppApi?"));
                 }
-                return app;
+                return caller;
             }
         });
     }

@@ -58,6 +58,12 @@ public final class AuthInterceptor implements HandlerInterceptor {
         if (!adminToken.matches(token)) {
             throw Problems.unauthorized("the admin token is not valid", "invalid_token");
         }
+        String forwardedFor = request.getHeader("X-Forwarded-For");
+        if (forwardedFor != null && forwardedFor.length() > 200) {
+            forwardedFor = forwardedFor.substring(0, 200);
+        }
+        request.setAttribute(AdminCaller.ATTRIBUTE, new AdminCaller("admin:" + adminToken.fingerprint(), request.getRemoteAddr(),
+                forwardedFor));
     }
 
     private App app(HttpServletRequest request) {

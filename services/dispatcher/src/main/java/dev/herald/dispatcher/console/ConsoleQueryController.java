@@ -7,10 +7,12 @@ import dev.herald.contract.Channel;
 import dev.herald.dispatcher.auth.AppApi;
 import dev.herald.dispatcher.auth.AuthenticatedApp;
 import dev.herald.dispatcher.device.DeviceController;
+import dev.herald.dispatcher.problem.PageLimits;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.status.StatusController.MessageView;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.mqtt.CredentialGenerations;
+import dev.herald.store.mqtt.DeviceSessions;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
@@ -24,6 +26,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -42,6 +46,8 @@ public class ConsoleQueryController {
     static final int MAX_LIMIT = 100;
     /** How many listed ids one page reads at most while filtering by state: a bounded cost per request. */
     static final int MAX_SCANNED = 500;
+    /** A page cursor as {@link #messages} makes it, and as the document's pattern states it; 18 digits fit a long. */
+    static final Pattern CURSOR = Pattern.compile("([0-9]{1,18})\\.([0-9]{1,18})");
     static final Map<String, Duration> WINDOWS = Map.of("hour", Duration.ofHours(1), "day", Duration.ofDays(1),
             "week", Duration.ofDays(7));
 
@@ -61,13 +67,15 @@ public class ConsoleQueryController {
     private final DeviceRegistry devices;
     private final MqttCredentials credentials;
     private final CredentialGenerations generations;
+    private final DeviceSessions sessions;
 
     public ConsoleQueryController(MessageStatusStore status, DeviceRegistry devices, MqttCredentials credentials,
-                                  CredentialGenerations generations) {
+                                  CredentialGenerations generations, DeviceSessions sessions) {
         this.status = status;
         this.devices = devices;
         this.credentials = credentials;
         this.generations = generations;
+        this.sessions = sessions;
     }
 
     /**
@@ -76,18 +84,18 @@ public class ConsoleQueryController {
      * are neither lost nor shown twice across pages.
      */
     @GetMapping("/v1/apps/{appId}/messages")
-    MessagePage messages(AuthenticatedApp app, @RequestParam(defaultValue = "20") String limit,
+    MessagePage messages(AuthenticatedApp app, @RequestParam(required = false) String limit,
                          @RequestParam(required = false) String before, @RequestParam(required = false) String state) {
-        int size = (int) integer("limit", limit, 1, MAX_LIMIT);
+        int size = PageLimits.parse(limit, 20, MAX_LIMIT);
         long atMost = Long.MAX_VALUE;
         long skip = 0;
         if (before != null) {
-            String[] parts = before.split("\\.", -1);
-            if (parts.length != 2) {
+            Matcher cursor = CURSOR.matcher(before);
+            if (!cursor.matches()) {
                 throw Problems.invalidField("before", "must be the next cursor of a previous page");
             }
-            atMost = integer("before", parts[0], 0, Long.MAX_VALUE);
-            skip = integer("before", parts[1], 0, Long.MAX_VALUE);
+            atMost = Long.parseLong(cursor.group(1));
+            skip = Long.parseLong(cursor.group(2));
         }
         if (state != null && !STATES.contains(state)) {
             throw Problems.invalidField("state", "must be one of " + STATES.stream().sorted().toList());
@@ -146,20 +154,8 @@ public class ConsoleQueryController {
         Optional<String> deviceId = await(devices.deviceOfToken(app.id(), named, token));
         List<DeviceController.DeviceResponse> found = deviceId
                 .flatMap(id -> await(devices.find(app.id(), id)))
-                .map(device -> List.of(DeviceController.describe(device, credentials, generations))).orElse(List.of());
+                .map(device -> List.of(DeviceController.describe(device, credentials, generations, sessions))).orElse(List.of());
         return new DeviceMatches(found);
-    }
-
-    private static long integer(String name, String value, long min, long max) {
-        try {
-            long parsed = Long.parseLong(value);
-            if (parsed >= min && parsed <= max) {
-                return parsed;
-            }
-        } catch (NumberFormatException notANumber) {
-            // the same answer as out of range
-        }
-        throw Problems.invalidField(name, "must be a whole number from " + min + " to " + max);
     }
 
 }

@@ -7,6 +7,7 @@ import dev.herald.contract.Channel;
 import dev.herald.dispatcher.Ids;
 import dev.herald.dispatcher.auth.AppApi;
 import dev.herald.dispatcher.auth.AuthenticatedApp;
+import dev.herald.dispatcher.mqtt.MqttCredentialRevoker;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.dispatcher.schedule.TimeZones;
@@ -14,6 +15,7 @@ import dev.herald.store.device.Device;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.Registration;
 import dev.herald.store.mqtt.CredentialGenerations;
+import dev.herald.store.mqtt.DeviceSessions;
 import dev.herald.store.mqtt.MqttCredentials;
 import dev.herald.store.mqtt.MqttAddresses;
 import dev.herald.store.webpush.WebPushSubscription;
@@ -24,6 +26,7 @@ import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -74,8 +77,11 @@ public class DeviceController {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record DeviceResponse(String deviceId, Channel channel, String token, List<String> topics, Instant updatedAt,
                                  boolean stale, MqttAccess mqtt, String timeZone, WebPushSubscriptionJson subscription) {
-        /** @param mqttPassword the device's current MQTT password (mqtt channel only, else null) */
-        public static DeviceResponse of(Device device, String mqttPassword) {
+        /**
+         * @param mqttPassword the device's current MQTT password (mqtt channel only, else null)
+         * @param presence     its last CONNECT and whether it is connected now (mqtt channel only, else null)
+         */
+        public static DeviceResponse of(Device device, String mqttPassword, DeviceSessions.Presence presence) {
             WebPushSubscriptionJson subscription = null;
             if (device.channel() == Channel.webpush) {
                 WebPushSubscription stored = WebPushSubscription.fromToken(device.token());
@@ -85,7 +91,8 @@ public class DeviceController {
             boolean viaMqtt = device.channel() == Channel.mqtt;
             MqttAccess mqtt = viaMqtt
                     ? new MqttAccess(device.deviceId(), device.appId(), mqttPassword,
-                            MqttAddresses.deviceTopic(device.appId(), device.deviceId()))
+                            MqttAddresses.deviceTopic(device.appId(), device.deviceId()),
+                            presence.lastConnect().orElse(null), presence.connected())
                     : null;
             return new DeviceResponse(device.deviceId(), device.channel(), viaMqtt || subscription != null ? null : device.token(),
                     device.topics().stream().sorted().toList(), device.updatedAt(), device.stale(), mqtt,
@@ -93,8 +100,13 @@ public class DeviceController {
         }
     }
 
-    /** MQTT CONNECT parameters of a device, and the topic it subscribes to (QoS 1). */
-    public record MqttAccess(String clientId, String username, String password, String topic) {
+    /**
+     * MQTT CONNECT parameters of a device, and the topic it subscribes to (QoS 1); when a connection
+     * manager last accepted its CONNECT (absent: never), and whether it holds a session on a live node now.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record MqttAccess(String clientId, String username, String password, String topic, Instant lastConnectAt,
+                             boolean connected) {
     }
 
     private final DeviceRegistry devices;
@@ -102,14 +114,19 @@ public class DeviceController {
     private final MqttCredentials credentials;
     private final WebPushEndpoints endpoints;
     private final CredentialGenerations generations;
+    private final DeviceSessions sessions;
+    private final MqttCredentialRevoker revoker;
 
     public DeviceController(DeviceRegistry devices, RequestValidator validator, MqttCredentials credentials,
-                            WebPushEndpoints endpoints, CredentialGenerations generations) {
+                            WebPushEndpoints endpoints, CredentialGenerations generations, DeviceSessions sessions,
+                            MqttCredentialRevoker revoker) {
         this.devices = devices;
+        this.revoker = revoker;
         this.validator = validator;
         this.credentials = credentials;
         this.endpoints = endpoints;
         this.generations = generations;
+        this.sessions = sessions;
     }
 
     @PutMapping("/v1/apps/{appId}/devices/{deviceId}")
@@ -176,8 +193,13 @@ public class DeviceController {
     @DeleteMapping("/v1/apps/{appId}/devices/{deviceId}")
     ResponseEntity<Void> delete(AuthenticatedApp app, @PathVariable String deviceId) {
         Ids.deviceId(deviceId);
+        Device device = find(app, deviceId);
         if (!await(devices.unregister(app.id(), deviceId))) {
             throw unknown(deviceId);
+        }
+        if (device.channel() == Channel.mqtt) {
+            // Its password is derived, not stored: without this it would still connect after removal.
+            revoker.disconnect(app.id(), deviceId, revoker.revoke(app.id(), deviceId));
         }
         return ResponseEntity.noContent().build();
     }
@@ -208,15 +230,22 @@ public class DeviceController {
 
     /** An MQTT device's password is that of its current credential generation (revocation moves it on). */
     private DeviceResponse respond(Device device) {
-        return describe(device, credentials, generations);
+        return describe(device, credentials, generations, sessions);
     }
 
-    /** A device as the API shows it (also the console's device search): an MQTT device with its current password. */
-    public static DeviceResponse describe(Device device, MqttCredentials credentials, CredentialGenerations generations) {
-        String password = device.channel() == Channel.mqtt
-                ? credentials.password(device.appId(), device.deviceId(), await(generations.current(device.appId(), device.deviceId())))
-                : null;
-        return DeviceResponse.of(device, password);
+    /**
+     * A device as the API shows it (also the console's device search): an MQTT device with its current
+     * password, its last CONNECT and whether it is connected now.
+     */
+    public static DeviceResponse describe(Device device, MqttCredentials credentials, CredentialGenerations generations,
+                                          DeviceSessions sessions) {
+        if (device.channel() != Channel.mqtt) {
+            return DeviceResponse.of(device, null, null);
+        }
+        CompletableFuture<Long> generation = generations.current(device.appId(), device.deviceId());
+        CompletableFuture<DeviceSessions.Presence> presence = sessions.presence(device.appId(), device.deviceId());
+        return DeviceResponse.of(device, credentials.password(device.appId(), device.deviceId(), await(generation)),
+                await(presence));
     }
 
     private Device find(AuthenticatedApp app, String deviceId) {

@@ -5,6 +5,7 @@ import static dev.herald.dispatcher.Futures.await;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.herald.dispatcher.auth.AppApi;
 import dev.herald.dispatcher.auth.AuthenticatedApp;
+import dev.herald.dispatcher.problem.PageLimits;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.store.device.StaleTokens;
 import java.util.List;
@@ -35,16 +36,8 @@ public class StaleDeviceController {
 
     @GetMapping("/v1/apps/{appId}/stale-devices")
     StalePage list(AuthenticatedApp app, @RequestParam(required = false) String cursor,
-                   @RequestParam(defaultValue = "100") String limit) {
-        int pageSize;
-        try {
-            pageSize = Integer.parseInt(limit);
-        } catch (NumberFormatException e) {
-            throw Problems.invalidField("limit", "must be a number from 1 to " + MAX_LIMIT);
-        }
-        if (pageSize < 1 || pageSize > MAX_LIMIT) {
-            throw Problems.invalidField("limit", "must be a number from 1 to " + MAX_LIMIT);
-        }
+                   @RequestParam(required = false) String limit) {
+        int pageSize = PageLimits.parse(limit, 100, MAX_LIMIT);
         try {
             StaleTokens.Page page = await(stale.page(app.id(), cursor, pageSize));
             return new StalePage(page.devices(), page.next());

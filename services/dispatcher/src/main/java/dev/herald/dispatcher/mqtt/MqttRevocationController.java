@@ -2,19 +2,13 @@ package dev.herald.dispatcher.mqtt;
 
 import static dev.herald.dispatcher.Futures.await;
 
-import dev.herald.contract.MqttRevocation;
-import dev.herald.contract.Queues;
-import dev.herald.contract.amqp.ConfirmedPublisher;
-import dev.herald.contract.amqp.PublishFailedException;
 import dev.herald.dispatcher.Ids;
+import dev.herald.dispatcher.audit.AdminAudit;
 import dev.herald.dispatcher.auth.AdminApi;
+import dev.herald.dispatcher.auth.AdminCaller;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.store.app.AppStore;
 import dev.herald.store.mqtt.CredentialGenerations;
-import dev.herald.store.mqtt.DeviceSessions;
-import dev.herald.store.mqtt.MqttAddresses;
-import java.util.Map;
-import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.ResponseEntity;
@@ -37,42 +31,27 @@ public class MqttRevocationController {
     private static final Logger log = LoggerFactory.getLogger(MqttRevocationController.class);
 
     private final AppStore apps;
-    private final CredentialGenerations generations;
-    private final ConfirmedPublisher publisher;
+    private final MqttCredentialRevoker revoker;
+    private final AdminAudit audit;
 
-    public MqttRevocationController(AppStore apps, CredentialGenerations generations, ConfirmedPublisher publisher) {
+    public MqttRevocationController(AppStore apps, MqttCredentialRevoker revoker, AdminAudit audit) {
         this.apps = apps;
-        this.generations = generations;
-        this.publisher = publisher;
+        this.revoker = revoker;
+        this.audit = audit;
     }
 
     @DeleteMapping("/v1/apps/{appId}/devices/{deviceId}/mqtt-credentials")
-    ResponseEntity<Void> revoke(@PathVariable String appId, @PathVariable String deviceId) {
+    ResponseEntity<Void> revoke(AdminCaller caller, @PathVariable String appId, @PathVariable String deviceId) {
         Ids.appId(appId);
         Ids.deviceId(deviceId);
         if (await(apps.load(appId)).isEmpty()) {
             throw Problems.notFound("app " + appId + " does not exist");
         }
-        CredentialGenerations.Revoked revoked = await(generations.revoke(appId, deviceId));
-        revoked.connected().ifPresent(holder -> disconnect(appId, deviceId, holder));
+        CredentialGenerations.Revoked revoked = revoker.revoke(appId, deviceId);
+        // Recorded before the disconnect, which may fail (503) after the revocation took effect.
+        audit.record(caller, "device.mqtt-credentials.revoked", appId, deviceId, "generation " + revoked.generation());
+        revoker.disconnect(appId, deviceId, revoked);
         log.info("app {}: MQTT credentials of device {} revoked (generation {})", appId, deviceId, revoked.generation());
         return ResponseEntity.noContent().build();
-    }
-
-    /**
-     * Tells the node holding the device to close that connection. A node that is gone has no queue
-     * (unroutable): its connections are gone too. Any other failure is a 503: the password is
-     * revoked, but the connection may still be open; revoking again closes it.
-     */
-    private void disconnect(String appId, String deviceId, DeviceSessions.Holder holder) {
-        try {
-            await(publisher.publish(new ConfirmedPublisher.Outgoing(Queues.EXCHANGE, MqttAddresses.nodeQueue(holder.nodeId()),
-                    "revoked-" + appId + "/" + deviceId + "/" + holder.connectionId(),
-                    new MqttRevocation(appId, deviceId, holder.connectionId()), Map.of(MqttRevocation.HEADER, "1"))));
-        } catch (CompletionException e) {
-            if (!(e.getCause() instanceof PublishFailedException failed && failed.reason() == PublishFailedException.Reason.unroutable)) {
-                throw Problems.unavailable("the credentials are revoked, but the device's connection could not be closed: revoke again", 1);
-            }
-        }
     }
 }

@@ -35,12 +35,14 @@ public class ProblemConfiguration {
     /**
      * A JSON value of the wrong type is a 400 naming the field, not silently converted: Jackson would
      * otherwise read {@code "id": false} as the string "false", {@code "ttl": "60"} as 60 and
-     * {@code "ttl": 1.5} as 1 ({@link IntegralNumbers}), and {@code "channel": 0} as an enum's first constant.
+     * {@code "ttl": 1.5} as 1 ({@link IntegralNumbers}), {@code "channel": 0} as an enum's first constant,
+     * and {@code "sendAt": 0} as an epoch second ({@link TextualTimes}).
      */
     @Bean
     JsonMapperBuilderCustomizer scalarsAsTyped() {
         return builder -> builder
                 .addModule(IntegralNumbers.module())
+                .addModule(TextualTimes.module())
                 .withCoercionConfig(LogicalType.Textual, config -> config
                         .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
                         .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
@@ -55,7 +57,10 @@ public class ProblemConfiguration {
                         .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail))
                 // "channel": 0 would otherwise be the enum's first constant (fcm).
                 .withCoercionConfig(LogicalType.Enum, config -> config
-                        .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail));
+                        .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail))
+                // "sendAt": "" would otherwise be read as absent (a send now), not as the malformed time it is.
+                .withCoercionConfig(LogicalType.DateTime, config -> config
+                        .setCoercion(CoercionInputShape.EmptyString, CoercionAction.Fail));
     }
 
     /** Replaces Tomcat's HTML error report (and Boot's copy of it) with {@link ProblemErrorReportValve}. */

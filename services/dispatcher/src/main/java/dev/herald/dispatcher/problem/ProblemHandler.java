@@ -1,5 +1,6 @@
 package dev.herald.dispatcher.problem;
 
+import dev.herald.store.crypto.CredentialKeyException;
 import io.lettuce.core.RedisException;
 import java.util.List;
 import org.apache.tomcat.util.http.InvalidParameterException;
@@ -91,6 +92,19 @@ public class ProblemHandler extends ResponseEntityExceptionHandler {
     ResponseEntity<Object> redisUnavailable(RedisException ex, WebRequest request) {
         log.warn("Redis unavailable: {}", ex.toString());
         ErrorResponseException problem = Problems.unavailable("the registry (Redis) is unavailable; retry later", 5);
+        return handleExceptionInternal(problem, problem.getBody(), problem.getHeaders(), problem.getStatusCode(), request);
+    }
+
+    /**
+     * A stored credential no configured key opens (a previous key removed before the re-encryption):
+     * the operator's to fix, so the answer says which key is missing and no stack trace is logged.
+     * The message names key ids and settings only.
+     */
+    @ExceptionHandler(CredentialKeyException.class)
+    ResponseEntity<Object> credentialKeyMissing(CredentialKeyException ex, WebRequest request) {
+        log.warn("on {}: {}", request.getDescription(false), ex.getMessage());
+        ErrorResponseException problem = Problems.exception(Problems.problem(HttpStatus.SERVICE_UNAVAILABLE,
+                "credential-key-missing", "Credential key missing", ex.getMessage()));
         return handleExceptionInternal(problem, problem.getBody(), problem.getHeaders(), problem.getStatusCode(), request);
     }
 

@@ -3,7 +3,9 @@ package dev.herald.dispatcher.schedule;
 import static dev.herald.dispatcher.Futures.await;
 
 import dev.herald.dispatcher.Ids;
+import dev.herald.dispatcher.audit.AdminAudit;
 import dev.herald.dispatcher.auth.AdminApi;
+import dev.herald.dispatcher.auth.AdminCaller;
 import dev.herald.dispatcher.problem.Problems;
 import dev.herald.store.app.AppStore;
 import java.util.Optional;
@@ -28,18 +30,21 @@ public class AppTimeZoneController {
     }
 
     private final AppStore apps;
+    private final AdminAudit audit;
 
-    public AppTimeZoneController(AppStore apps) {
+    public AppTimeZoneController(AppStore apps, AdminAudit audit) {
         this.apps = apps;
+        this.audit = audit;
     }
 
     @PutMapping("/v1/apps/{appId}/time-zone")
-    AppTimeZone set(@PathVariable String appId, @RequestBody AppTimeZone request) {
+    AppTimeZone set(AdminCaller caller, @PathVariable String appId, @RequestBody AppTimeZone request) {
         Ids.appId(appId);
         String zone = TimeZones.parse("timeZone", request.timeZone()).getId();
         if (!await(apps.setTimeZone(appId, Optional.of(zone)))) {
             throw unknownApp(appId);
         }
+        audit.record(caller, "time-zone.set", appId, null, zone);
         return new AppTimeZone(zone);
     }
 
@@ -53,11 +58,12 @@ public class AppTimeZoneController {
     }
 
     @DeleteMapping("/v1/apps/{appId}/time-zone")
-    ResponseEntity<Void> clear(@PathVariable String appId) {
+    ResponseEntity<Void> clear(AdminCaller caller, @PathVariable String appId) {
         Ids.appId(appId);
         if (!await(apps.setTimeZone(appId, Optional.empty()))) {
             throw unknownApp(appId);
         }
+        audit.record(caller, "time-zone.deleted", appId, null, null);
         return ResponseEntity.noContent().build();
     }
 

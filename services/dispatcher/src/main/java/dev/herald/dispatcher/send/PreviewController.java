@@ -62,21 +62,26 @@ public class PreviewController {
     private final AppStore apps;
     private final JsonMapper json;
     private final Clock clock;
+    private final SendScheduler scheduler;
 
     public PreviewController(RequestValidator validator, DispatcherProperties properties, DeviceRegistry devices,
-                             AppStore apps, JsonMapper json, Clock clock) {
+                             AppStore apps, JsonMapper json, Clock clock, SendScheduler scheduler) {
         this.validator = validator;
         this.properties = properties;
         this.devices = devices;
         this.apps = apps;
         this.json = json;
         this.clock = clock;
+        this.scheduler = scheduler;
     }
 
     @PostMapping("/v1/apps/{appId}/previews")
     Preview preview(AuthenticatedApp app, @RequestBody SendRequest request) {
         validator.validate(request);
         SendPlan plan = SendPlan.of(request, properties, json);
+        if (request.scheduled()) {
+            scheduler.dueTimes(app.id(), request);   // the same 400s as a send for a past, distant or doubled time
+        }
         Instant now = clock.instant();
         String messageId = MessageIds.next(now.toEpochMilli());
         PushBatch batch = new PushBatch(messageId, app.id(), 0, plan.priority(), plan.notification(), plan.collapseKey(),

@@ -1,13 +1,19 @@
 package dev.herald.gateway.consume;
 
+import com.rabbitmq.client.Channel;
 import java.time.Duration;
-import java.util.HashSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.amqp.core.Message;
@@ -21,6 +27,12 @@ import org.springframework.context.event.ContextClosedEvent;
  * do the listener containers stop and close them. So no delivery in hand goes back to the queue for
  * another replica to send again while this one sends it too, and the provider clients are still open.
  * Bounded by the shutdown timeout; work not done by then is requeued when the channels close.
+ *
+ * <p>Work whose channel closes under it (its RabbitMQ node died, the connection broke) is stopped:
+ * RabbitMQ requeues the delivery and hands it to a consumer on the new connection at once, and two
+ * copies of one batch running side by side would each send, and dead-letter, the targets neither has
+ * recorded yet (BrokerAndCacheFaultsIT, a node of three killed). What is in flight when it stops is
+ * the window a crash leaves too: sent, not yet recorded, sent again by the redelivery.
  */
 public final class PendingWork implements ApplicationListener<ContextClosedEvent> {
     private static final Logger log = LoggerFactory.getLogger(PendingWork.class);
@@ -29,7 +41,10 @@ public final class PendingWork implements ApplicationListener<ContextClosedEvent
     private static final long FIRST_PAUSE_MS = 1_000;
     private static final long LONGEST_PAUSE_MS = 15_000;
 
-    private final Set<CompletableFuture<Void>> pending = new HashSet<>();
+    /** Work in hand: the future the container acks on -> the running work and the channel it came on. */
+    private final Map<CompletableFuture<Void>, InHand> pending = new HashMap<>();
+    /** Channels with a shutdown listener that stops their work. */
+    private final Set<Channel> watched = ConcurrentHashMap.newKeySet();
     private final ListenerConsumers consumers;
     private final Duration drainTimeout;
     private boolean closed;
@@ -40,29 +55,41 @@ public final class PendingWork implements ApplicationListener<ContextClosedEvent
     }
 
     /**
-     * Starts a delivery's work and tracks it until its future completes (the container acks then).
+     * Starts a delivery's work ({@code start}, given the mark that tells it it is being stopped) and
+     * tracks it until its future completes (the container acks then).
      * Once the drain is over the work is not started: the delivery stays unacked and is requeued
-     * when the channel closes, for a replica that keeps running.
+     * when the channel closes, for a replica that keeps running. Nor is the work of a delivery
+     * whose channel is closed already (a consumer still handing over what it fetched before).
      *
      * <p>Work that fails (Redis or RabbitMQ unavailable, full, or restarting) is handed back for
      * requeueing only after {@link #requeueDelay}: a requeued delivery comes back at once, and the
      * quorum queues dead-letter a delivery at its 20th attempt, so without the pause a few seconds
      * of Redis refusing writes sent whole batches to the dead-letter queue (BrokerAndCacheFaultsIT).
      */
-    public CompletableFuture<Void> track(Message delivery, Supplier<CompletableFuture<Void>> start) {
+    public CompletableFuture<Void> track(Message delivery, Function<BooleanSupplier, CompletableFuture<Void>> start) {
         Duration pause = requeueDelay(delivery);
+        Channel source = consumers.openChannelOf(delivery.getMessageProperties().getConsumerTag()).orElse(null);
         CompletableFuture<Void> work;
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("gateway stopping: delivery left to be requeued");
             }
-            work = start.get().exceptionallyCompose(error -> {
+            if (source == null) {
+                throw new IllegalStateException("the delivery's channel is closed: RabbitMQ requeues it");
+            }
+            AtomicBoolean stopped = new AtomicBoolean();
+            CompletableFuture<Void> running = start.apply(stopped::get);
+            work = running.exceptionallyCompose(error -> {
                 CompletableFuture<Void> later = new CompletableFuture<>();
                 CompletableFuture.delayedExecutor(pause.toMillis(), TimeUnit.MILLISECONDS)
                         .execute(() -> later.completeExceptionally(error));
                 return later;
             });
-            pending.add(work);
+            pending.put(work, new InHand(running, stopped, source));
+        }
+        if (watched.add(source)) {
+            // Runs at once if the channel closed meanwhile.
+            source.addShutdownListener(cause -> stopWorkOn(source));
         }
         // The container adds its ack callback after this one, and a future runs its callbacks latest
         // first: the ack normally goes out before the work counts as done. Should it come after the
@@ -85,6 +112,28 @@ public final class PendingWork implements ApplicationListener<ContextClosedEvent
         return Duration.ofMillis(Math.min(pause, LONGEST_PAUSE_MS));
     }
 
+    /**
+     * Stops the work that came on {@code channel}: all of it is marked stopped before any is
+     * cancelled (a cancelled request frees an in-flight permit that work not yet cancelled would
+     * take), and the cancelling runs off the connection's thread (it runs the work's cleanup).
+     */
+    private void stopWorkOn(Channel channel) {
+        watched.remove(channel);
+        List<InHand> lost;
+        synchronized (this) {
+            lost = pending.values().stream().filter(inHand -> inHand.channel() == channel).toList();
+        }
+        if (!lost.isEmpty()) {
+            log.warn("channel {} closed: stopping the work of its {} deliveries, which RabbitMQ redelivers", channel, lost.size());
+            lost.forEach(inHand -> inHand.stopped().set(true));
+            Thread.ofVirtual().name("stop-lost-deliveries").start(() -> lost.forEach(inHand -> inHand.running().cancel(true)));
+        }
+    }
+
+    /** A delivery's running work, its stop mark, and the channel it came on. */
+    private record InHand(CompletableFuture<Void> running, AtomicBoolean stopped, Channel channel) {
+    }
+
     public synchronized int size() {
         return pending.size();
     }
@@ -105,7 +154,7 @@ public final class PendingWork implements ApplicationListener<ContextClosedEvent
                     closed = true;
                     return;
                 }
-                inHand = pending.toArray(CompletableFuture[]::new);
+                inHand = pending.keySet().toArray(CompletableFuture[]::new);
             }
             // Deliveries already on their way to a cancelled consumer may still arrive: loop until none is left.
             try {

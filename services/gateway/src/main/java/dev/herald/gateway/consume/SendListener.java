@@ -48,6 +48,6 @@ public final class SendListener {
             // Redelivering cannot make it readable: straight to the dead-letter queue.
             throw new AmqpRejectAndDontRequeueException("unreadable push batch: " + unreadable.getMessage(), true, unreadable);
         }
-        return pending.track(message, () -> delivery.deliver(batch).toFuture());
+        return pending.track(message, stopped -> delivery.deliver(batch, stopped).toFuture());
     }
 }

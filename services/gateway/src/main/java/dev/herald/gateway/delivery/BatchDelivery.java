@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -34,6 +35,11 @@ import reactor.core.publisher.Mono;
  * only when the returned Mono completes, so a gateway killed mid-batch loses nothing: the batch is
  * redelivered and targets already recorded are skipped. A cancelled message's batch sends nothing:
  * its targets without an outcome end as cancelled (MessageCancels).
+ *
+ * <p>Work that is stopped (its delivery's channel was lost, so RabbitMQ hands the batch to another
+ * consumer) sends no further request: cancelling the returned Mono ends the targets one after the
+ * other, and each request it ends frees an in-flight permit that a target further on, not yet
+ * cancelled, would otherwise take to send; those would all be sent again by the redelivery.
  */
 public final class BatchDelivery {
     private static final Logger log = LoggerFactory.getLogger(BatchDelivery.class);
@@ -80,17 +86,19 @@ public final class BatchDelivery {
      * one Redis look-up per batch, so it is always done rather than trusting the redelivered flag.
      * The message's cancel mark is read in the same round trip (the look-ups go out together), before
      * the gate, so a cancelled message takes no quota or throttle tokens.
+     *
+     * @param stopped true once the work is being stopped (cancelled): no request is started after that
      */
-    public Mono<Void> deliver(PushBatch batch) {
+    public Mono<Void> deliver(PushBatch batch, BooleanSupplier stopped) {
         List<String> keys = batch.targets().stream().map(Target::key).toList();
         Mono<Set<String>> finished = Mono.fromFuture(() -> status.finished(batch.messageId(), keys));
         Mono<Boolean> cancelled = Mono.fromFuture(() -> cancels.cancelled(batch.messageId()));
         return Mono.zip(finished, Mono.fromFuture(() -> apps.get(batch.appId())), cancelled)
-                .flatMap(found -> found.getT3() ? cancel(batch, keys) : admitAndSend(batch, found.getT1(), found.getT2()));
+                .flatMap(found -> found.getT3() ? cancel(batch, keys) : admitAndSend(batch, found.getT1(), found.getT2(), stopped));
     }
 
     /** Sends the targets the gate admits now, skips those already finished and parks the rest. */
-    private Mono<Void> admitAndSend(PushBatch batch, Set<String> finished, Optional<App> app) {
+    private Mono<Void> admitAndSend(PushBatch batch, Set<String> finished, Optional<App> app, BooleanSupplier stopped) {
         List<Target> done = batch.targets().stream().filter(t -> finished.contains(t.key())).toList();
         List<Target> pending = batch.targets().stream().filter(t -> !finished.contains(t.key())).toList();
         Queue<Target> later = new ConcurrentLinkedQueue<>();
@@ -106,8 +114,8 @@ public final class BatchDelivery {
             // a flatMap over hundreds of inners rescans them all on every completion (its drain loop
             // was the gateway's hottest frame in the fan-out profile, docs/perf/).
             List<Mono<Void>> work = new ArrayList<>(done.size() + admitted.now().size());
-            done.forEach(target -> work.add(Mono.defer(() -> skip(new Work(app, batch, target, later)))));
-            admitted.now().forEach(target -> work.add(Mono.defer(() -> attempt(new Work(app, batch, target, later), 1))));
+            done.forEach(target -> work.add(Mono.defer(() -> skip(new Work(app, batch, target, later, stopped)))));
+            admitted.now().forEach(target -> work.add(Mono.defer(() -> attempt(new Work(app, batch, target, later, stopped), 1))));
             return Mono.when(work)
                     .then(Mono.defer(() -> later.isEmpty() ? Mono.<Void>empty() : parking.park(batch.withTargets(List.copyOf(later)))));
         });
@@ -120,8 +128,11 @@ public final class BatchDelivery {
                 .then();
     }
 
-    /** One target of a batch; {@code later} collects the batch's targets that wait for a quota, a throttle or a 429 pause. */
-    private record Work(Optional<App> app, PushBatch batch, Target target, Queue<Target> later) {
+    /**
+     * One target of a batch; {@code later} collects the batch's targets that wait for a quota, a
+     * throttle or a 429 pause; {@code stopped} tells that the batch's work is being cancelled.
+     */
+    private record Work(Optional<App> app, PushBatch batch, Target target, Queue<Target> later, BooleanSupplier stopped) {
     }
 
     /**
@@ -134,8 +145,7 @@ public final class BatchDelivery {
             return send(work, attempt);
         }
         // A retry comes after a wait during which the message may have been cancelled.
-        return Mono.fromFuture(() -> cancels.cancelled(work.batch().messageId()))
-                .retryWhen(RedisOutage.waitedOut())
+        return RedisOutage.rideOut(() -> cancels.cancelled(work.batch().messageId()))
                 .flatMap(cancelled -> cancelled ? cancel(work.batch(), List.of(work.target().key())) : send(work, attempt));
     }
 
@@ -145,8 +155,10 @@ public final class BatchDelivery {
             return record(work, settled.get());
         }
         ProviderSender sender = senders.get(work.target().channel());
-        // A 429 seen here since the batch was admitted holds the targets not yet sent.
-        Mono<ProviderResponse> send = Mono.defer(() -> gate.pausedHere(work.batch().appId(), work.target().channel())
+        // A 429 seen here since the batch was admitted holds the targets not yet sent. Stopped work
+        // sends nothing more: the cancel that stops it ends this target too, a moment later.
+        Mono<ProviderResponse> send = Mono.defer(() -> work.stopped().getAsBoolean() ? Mono.<ProviderResponse>never()
+                : gate.pausedHere(work.batch().appId(), work.target().channel())
                 ? Mono.just(HELD) : sender.send(work.app().orElseThrow(), work.batch(), work.target()));
         return limit.run(work.batch().priority(), send
                         .onErrorResume(error -> {
@@ -207,20 +219,20 @@ public final class BatchDelivery {
 
     private Mono<Void> skip(Work work) {
         metrics.duplicateSkipped();
-        return Mono.fromFuture(() -> status.alreadyFinished(work.batch().messageId(), work.batch().appId(),
-                work.batch().batch(), work.target().key()))
-                .retryWhen(RedisOutage.waitedOut());
+        return RedisOutage.rideOut(() -> status.alreadyFinished(work.batch().messageId(), work.batch().appId(),
+                work.batch().batch(), work.target().key()));
     }
 
     private Mono<Void> record(Work work, Outcome outcome) {
-        return Mono.fromFuture(() -> status.record(work.batch().messageId(), work.batch().appId(), work.batch().batch(),
-                        work.target().key(), outcome))
-                .retryWhen(RedisOutage.waitedOut())
-                .doOnNext(recorded -> {
+        // flatMap to an empty Mono rather than then(): then() passes each value it drops to the
+        // context's discard hook, a walk up the whole operator chain per target.
+        return RedisOutage.<Boolean>rideOut(() -> status.record(work.batch().messageId(), work.batch().appId(),
+                        work.batch().batch(), work.target().key(), outcome))
+                .flatMap(recorded -> {
                     if (recorded) {
                         metrics.outcome(work.target().channel(), outcome);
                     }
-                })
-                .then();
+                    return Mono.<Void>empty();
+                });
     }
 }

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The gateway's delivery metrics. Tags are provider and reason only (both small, closed sets),
@@ -18,6 +19,7 @@ public final class DeliveryMetrics {
     private final MeterRegistry registry;
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private final Map<Channel, Timer> latency = new ConcurrentHashMap<>();
+    private final LongAdder outcomes = new LongAdder();
 
     public DeliveryMetrics(MeterRegistry registry, InFlightLimit limit) {
         this.registry = registry;
@@ -29,6 +31,7 @@ public final class DeliveryMetrics {
     }
 
     public void outcome(Channel channel, Outcome outcome) {
+        outcomes.increment();
         String reason = outcome.reason() == null ? "none" : outcome.reason();
         counter("herald.gateway." + outcome.kind().name(), "Targets by final outcome",
                 "provider", channel.name(), "reason", reason).increment();
@@ -36,6 +39,11 @@ public final class DeliveryMetrics {
             counter("herald.gateway.tokens.removed", "Dead tokens removed from the registry",
                     "provider", channel.name(), "reason", reason).increment();
         }
+    }
+
+    /** Targets that reached a final outcome on this replica since it started: its lease's deliveries per second. */
+    public long outcomes() {
+        return outcomes.sum();
     }
 
     /** Time from API accept to the provider's acceptance. */

@@ -3,7 +3,6 @@ package dev.herald.gateway.fcm;
 import dev.herald.contract.Channel;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Target;
-import dev.herald.contract.payload.FcmRequests;
 import dev.herald.gateway.GatewayProperties;
 import dev.herald.gateway.delivery.ProviderResponse;
 import dev.herald.gateway.delivery.ProviderSender;
@@ -32,6 +31,7 @@ public final class FcmSender implements ProviderSender, AutoCloseable {
     private final ConnectionProvider connections;
     private final FcmAccessTokens tokens;
     private final JsonMapper json;
+    private final FcmBodies bodies;
     private final Clock clock;
     private final String endpoint;
     /** Each project's send URI, parsed once: a URI string is parsed (by regular expression) per request. */
@@ -40,6 +40,7 @@ public final class FcmSender implements ProviderSender, AutoCloseable {
     public FcmSender(GatewayProperties.Fcm config, FcmAccessTokens tokens, JsonMapper json, Clock clock) {
         this.tokens = tokens;
         this.json = json;
+        this.bodies = new FcmBodies(json);
         this.clock = clock;
         this.endpoint = config.endpoint().toString().replaceAll("/+$", "");
         this.connections = ConnectionProvider.builder("fcm").maxConnections(config.connections())
@@ -63,7 +64,7 @@ public final class FcmSender implements ProviderSender, AutoCloseable {
             return Mono.just(ProviderResponse.permanent("NO_FCM_CREDENTIALS"));
         }
         FcmCredential credential = app.fcm().get();
-        byte[] body = json.writeValueAsBytes(FcmRequests.body(message, target, clock.instant()));
+        byte[] body = bodies.body(message, target, clock.instant());
         // Per-request headers are set on the request, not with HttpClient.headers(): that would copy
         // the client's configuration for every push.
         Mono<String> token;
@@ -81,14 +82,18 @@ public final class FcmSender implements ProviderSender, AutoCloseable {
                     request.header(HttpHeaderNames.AUTHORIZATION, "Bearer " + bearer);
                     return outbound.sendByteArray(Mono.just(body));
                 })
-                .responseSingle((response, content) -> content.asString().defaultIfEmpty("").map(text -> {
-                    ProviderResponse answer = FcmResponses.read(response.status().code(),
-                            response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER), text, json);
-                    if (response.status().code() == 401) {
-                        tokens.invalidate(app);
-                    }
-                    return answer;
-                })));
+                // An accepted push's body (the message's name) is not read: only errors need theirs.
+                .response((response, content) -> response.status().code() == 200
+                        ? content.then(Mono.just(ProviderResponse.ACCEPTED))
+                        : content.aggregate().asString().defaultIfEmpty("").map(text -> {
+                            ProviderResponse answer = FcmResponses.read(response.status().code(),
+                                    response.responseHeaders().get(HttpHeaderNames.RETRY_AFTER), text, json);
+                            if (response.status().code() == 401) {
+                                tokens.invalidate(app);
+                            }
+                            return answer;
+                        }))
+                .single());
     }
 
     @Override
