@@ -34,6 +34,21 @@ def scale_out_command(service: str, namespace: str, locust_image: str, options: 
             "--node-selector", f"{REAL_NODE_LABEL}=true", "--toleration", REAL_NODE_TAINT, *options]
 
 
+# Memory for components that are not under test but saturate with it: at the node values' limits the
+# provider sandbox (384Mi) and Redis (256Mi) were OOM-killed under a gateway run's load, and a run
+# with a component restarting mid-plateau is worthless. The charts' own defaults are 512Mi; 1Gi
+# leaves room (the node has the memory; CPU is what the run limits).
+SUPPORT_MEMORY = {"herald-provider-sandbox": "1Gi", "herald-redis-master": "1Gi"}
+
+
+def give_support_memory(kube, namespace: str, say) -> None:
+    for deployment, memory in SUPPORT_MEMORY.items():
+        say(f"==> deployment/{deployment}: memory limit {memory}")
+        kube.kubectl("-n", namespace, "set", "resources", f"deployment/{deployment}",
+                     f"--limits=memory={memory}")
+        kube.kubectl("-n", namespace, "rollout", "status", f"deployment/{deployment}", "--timeout=600s")
+
+
 def runs(arguments: list[str]) -> list[tuple[str, list[str]]]:
     """`SERVICE OPTIONS... -- SERVICE OPTIONS...` as (service, options) pairs."""
     groups, current = [], []
@@ -57,6 +72,7 @@ def main(directory: Path, measured: list[tuple[str, list[str]]]) -> int:
     rc = 1
     try:
         herald = bring_up(cluster, directory, say=say)
+        give_support_memory(herald.kube, herald.namespace, say)
         image, tarball = built_image("locust")
         say(f"==> importing {image} into the node")
         import_images(cluster.node.socket, {image: tarball})

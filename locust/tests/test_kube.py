@@ -9,6 +9,7 @@ import stat
 
 from herald_load.kube import BEGIN, END, KubeTarget, job_manifest, plateau_resources, \
     run_kubernetes, split_csv_log
+from herald_load.counted import counted_points
 from herald_load.scaleout import ScaleOutSettings
 
 HISTORY = "Timestamp,User Count,Type,Name,Requests/s,Failures/s\n1,2,DELIVERY,provider deliveries,300,0\n"
@@ -39,13 +40,17 @@ elif "--raw" in args:
         print(json.dumps({{"node": {{"cpu": {{"usageCoreNanoSeconds": int(tick * 10**9)}}}},
                           "pods": [{{"podRef": {{"name": "gw-1", "namespace": "herald"}},
                                      "cpu": {{"usageCoreNanoSeconds": int(tick * 10**8)}}}}]}}))
+    elif path.endswith("/actuator/prometheus"):
+        print('herald_dispatcher_accepted_total{{kind="devices",priority="normal"}} ' + str(int(tick * 40)))
+        print('herald_dispatcher_accepted_total{{kind="topic",priority="normal"}} ' + str(int(tick * 10)))
     elif path.endswith("/metrics"):
         print('rabbitmq_queue_messages{{vhost="/",queue="herald.send.normal"}} 42')
     else:
         print(json.dumps({{"accepted": int(tick * 100)}}))
 elif args[2:4] == ["get", "deployment/herald-gateway"]:
-    print(json.dumps({{"spec": {{"selector": {{"matchLabels": {{"app": "gw"}}}}, "template": {{"spec": {{
-        "containers": [{{"name": "gateway", "image": "gw:1", "resources": {{"limits": {{"cpu": "250m"}}}}}}]}}}}}}}}))
+    print(json.dumps({{"spec": {{"replicas": 3, "selector": {{"matchLabels": {{"app": "gw"}}}}, "template": {{"spec": {{
+        "containers": [{{"name": "gateway", "image": "gw:1", "resources": {{"limits": {{"cpu": "250m"}}}},
+        "livenessProbe": {{"periodSeconds": 10, "timeoutSeconds": 3, "failureThreshold": 3}}}}]}}}}}}}}))
 elif args[2:4] == ["get", "pods"] and "-l" in args:
     print(json.dumps({{"items": [pod("gw-1", "gateway")]}}))
 elif args[2:4] == ["get", "pods"]:
@@ -93,6 +98,17 @@ def test_kubernetes_mode_scales_runs_a_job_samples_and_stores_its_csvs(tmp_path)
     assert "gateway" in meta["resources"]["components_cores"]
     assert (folder / "resources.csv").read_text().startswith("t_s,kind,name,value")
     assert any("deliveries/s" in line and "min of the run left" in line for line in lines)
+    # Left as found: the next service's run must not be limited by this one's settings.
+    restore = json.loads(next(a for a in reversed(recorded) if a[2] == "patch")[-1])
+    assert {"op": "replace", "path": "/spec/replicas", "value": 3} in restore
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/resources",
+            "value": {"limits": {"cpu": "250m"}}} in restore
+    # Throttled pods answer probes late: loosened for the run, put back after it.
+    patches = [json.loads(a[-1]) for a in recorded if a[2] == "patch"]
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
+            "value": {"periodSeconds": 10, "timeoutSeconds": 10, "failureThreshold": 12}} in patches[0]
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
+            "value": {"periodSeconds": 10, "timeoutSeconds": 3, "failureThreshold": 3}} in restore
 
     # Resumed: nothing left to do, and no kubectl call at all.
     before = len(calls.read_text().splitlines())
@@ -140,3 +156,48 @@ def test_split_csv_log_keeps_only_the_marked_files():
     log = f"noise\n{BEGIN}a.csv\nx,y\n1,2\n{END}\nmore noise\n{BEGIN}b.csv\nz\n{END}\n"
 
     assert split_csv_log(log) == {"a.csv": "x,y\n1,2\n", "b.csv": "z\n"}
+
+
+def test_dispatcher_runs_report_the_dispatchers_own_accept_rate_from_their_pods(tmp_path):
+    kubectl, calls = fake_kubectl(tmp_path)
+    lines = []
+
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(service="dispatcher", duration_s=60),
+                   target(kubectl), say=lines.append)
+
+    recorded = [json.loads(line)["args"] for line in calls.read_text().splitlines()]
+    assert ["-n", "herald", "get", "--raw",
+            "/api/v1/namespaces/herald/pods/gw-1:8080/proxy/actuator/prometheus"] in recorded
+    resources = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())["resources"]
+    assert 40 <= resources["service_rate_per_s"] <= 60     # both series summed, per second
+    assert any("herald_dispatcher_accepted_total/s" in line for line in lines)
+
+
+def test_connection_manager_job_connects_its_devices_through_the_mqtt_service():
+    settings = ScaleOutSettings(service="connection-manager", users_per_replica=20)
+    job = job_manifest("j", "cm", target(), settings, 2)
+
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["HERALD_MQTT_HOST"] == "herald-connection-manager-mqtt"
+    assert env["HERALD_MQTT_DEVICES"] == "40"            # one device per user at most: never short
+    assert env["HERALD_MQTT_SEND_WAIT"] == "0"
+    assert "MqttDevice PushToDevices" in container["command"][2]
+    assert " -u 40 " in container["command"][2]
+
+
+def test_counted_points_are_the_services_own_counter_over_the_plateau_window(tmp_path):
+    folder = tmp_path / "run" / "n=2"
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"n": 2, "service": "dispatcher",
+                                                  "resources": {"window_s": [10, 40]}}))
+    rows = ["t_s,kind,name,value", "0,counter,pod/a,0", "0,counter,pod/b,0"]
+    for t, a, b in ((10, 1000, 500), (20, 2000, 1100), (30, 3000, 1600), (40, 4000, 2300)):
+        rows += [f"{t},counter,pod/a,{a}", f"{t},counter,pod/b,{b}", f"{t},sandbox_accepted,sandbox,{t * 7}"]
+    (folder / "resources.csv").write_text("\n".join(rows) + "\n")
+
+    [point] = counted_points(tmp_path / "run")
+
+    assert point["n"] == 2 and point["samples"] == 4     # the sample before the window left out
+    assert point["throughput"] == 160.0                  # (6300 - 1500) / 30 s, both pods
+    assert point["source"] == "herald_dispatcher_accepted_total"

@@ -9,6 +9,7 @@
     python -m herald_load scale-out runs/<run-id> --mode kubernetes --namespace herald \
         --locust-image docker.io/local/herald-locust:KEY --cpu-limit 250m --descending ...
     python -m herald_load report runs/<run-id> --target 1500                       # notebook -> HTML
+    python -m herald_load counted runs/<run-id> --out points.csv   # each N from the service's counter
 
 ``capacity`` is the two in one (what ``scripts/scale-out.sh`` runs): builds the jars if missing,
 measures into ``locust/runs/<run-id>/`` (default ``<service>-<UTC date>``, git-ignored) and writes
@@ -78,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="measure the largest N first (scaling down starts no JVM)")
     kube.add_argument("--warmup", type=float, default=90.0, metavar="SECONDS",
                       help="seconds of each Job left out of the CPU and queue figures")
+    kube.add_argument("--warm-up-run", type=float, default=0.0, metavar="SECONDS",
+                      help="a discarded Locust Job of SECONDS at the first N before measuring "
+                           "(cold JVMs under a small CPU limit)")
 
     report = sub.add_parser("report", help="execute the scale-out notebook into an HTML report")
     report.add_argument("run_dir", type=Path)
@@ -99,8 +103,9 @@ def capacity(argv: list[str]) -> int:
     """``capacity SERVICE [--run-id ID] [runner and report options]``: scale-out, then report."""
     from datetime import datetime, timezone
     from .processes import build_jars_if_missing, repository_root
-    if not argv or argv[0] not in ("gateway", "dispatcher"):
-        print("usage: python -m herald_load capacity gateway|dispatcher [--max-n K] "
+    from .scaleout import SCENARIOS
+    if not argv or argv[0] not in SCENARIOS:
+        print(f"usage: python -m herald_load capacity {'|'.join(SCENARIOS)} [--max-n K] "
               "[--target X/s] [--run-id ID] ...", file=sys.stderr)
         return 2
     service, rest = argv[0], argv[1:]
@@ -136,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         return module.main(argv[1:])
     if argv and argv[0] == "capacity":
         return capacity(argv[1:])
+    if argv and argv[0] == "counted":
+        from .counted import main as counted
+        return counted(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "report":
         from .notebook import execute_report
@@ -144,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                              warmup_s=args.warmup)
         print(f"report: {out}")
         return 0
-    from .scaleout import ScaleOutSettings, run_local
+    from .scaleout import SCENARIOS, ScaleOutSettings, run_local
     replicas = sorted(set(args.n)) if args.n else list(range(1, args.max_n + 1))
     settings = ScaleOutSettings(service=args.service, duration_s=args.duration,
                                 sandbox_latency_ms=args.sandbox_latency_ms,
@@ -156,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
 
     if args.mode == "local":
+        if not SCENARIOS[args.service].local:
+            print(f"{args.service}: only --mode kubernetes runs this scenario", file=sys.stderr)
+            return 2
         run_local(args.run_dir, replicas, settings, say=say)
     else:
         from .kube import KubeTarget, run_kubernetes
@@ -170,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                             cpu_limit=args.cpu_limit, cpu_request=args.cpu_request,
                             memory_limit=args.memory_limit,
                             node_selector=tuple(tuple(s.split("=", 1)) for s in args.node_selector),
-                            tolerations=tuple(args.toleration), warmup_s=args.warmup)
+                            tolerations=tuple(args.toleration), warmup_s=args.warmup,
+                            warm_up_run_s=args.warm_up_run)
         if args.descending:
             replicas = sorted(replicas, reverse=True)
         run_kubernetes(args.run_dir, replicas, settings, target, say=say)

@@ -36,14 +36,14 @@ import shutil
 import subprocess
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 from .machine import git_revision
 from .processes import repository_root
-from .scaleout import SCENARIOS, SCENARIO_DIR, ScaleOutSettings, still_to_measure, write_meta
+from .scaleout import SCENARIOS, SCENARIO_DIR, Scenario, ScaleOutSettings, still_to_measure, write_meta
 
 __all__ = ["KubeTarget", "job_manifest", "configmap_manifest", "split_csv_log", "run_kubernetes",
            "plateau_resources"]
@@ -74,6 +74,7 @@ class KubeTarget:
     metrics_port: int = 8081             # each pod's /actuator (the Job reads latency there)
     sample_every_s: float = 10.0
     warmup_s: float = 90.0               # left out of meta.json's resources (the ramp)
+    warm_up_run_s: float = 0.0           # a discarded Locust Job at the first N before measuring
     kubectl: str = "kubectl"
 
 
@@ -125,6 +126,8 @@ def job_manifest(name: str, configmap: str, target: KubeTarget, settings: ScaleO
            {"name": "HERALD_GATEWAY_METRICS", "value": ",".join(gateway_metrics)},
            {"name": "HERALD_LOAD_DEVICES", "value": str(settings.devices)},
            {"name": "HERALD_LOAD_BACKLOG", "value": str(settings.backlog_per_replica * n)},
+           {"name": "HERALD_MQTT_DEVICES", "value": str(users)},
+           *({"name": name, "value": value} for name, value in scenario.job_env),
            {"name": "HERALD_ADMIN_TOKEN", "valueFrom": {"secretKeyRef": {
                "name": target.admin_secret, "key": "admin-token"}}}]
     pod = {
@@ -185,9 +188,12 @@ class ClusterSampler:
     """Samples the kubelet's CPU counters, RabbitMQ's queue depths and the sandbox's delivery count
     every ``target.sample_every_s`` into rows ``(t, kind, name, value)`` (t: seconds since start)."""
 
-    def __init__(self, target: KubeTarget, nodes: list[str]):
+    def __init__(self, target: KubeTarget, nodes: list[str], scenario: Scenario | None = None,
+                 pods: list[str] = ()):
         self.target = target
         self.nodes = nodes
+        self.scenario = scenario
+        self.pods = list(pods)          # the measured pods, whose own counter is read
         self.rows: list[tuple[float, str, str, float]] = []
         self.errors: dict[str, str] = {}
         self.started = time.monotonic()
@@ -251,16 +257,42 @@ class ClusterSampler:
             rows.append((t, "sandbox_accepted", "sandbox", float(stats["accepted"])))
         except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired) as error:
             self.errors["sandbox stats"] = str(error)[:300]
+        rows.extend(self._service_metrics(t))
         self.rows.extend(rows)
+
+    def _service_metrics(self, t: float) -> list[tuple[float, str, str, float]]:
+        """The scenario's counter (and gauge) of each measured pod, through the pod proxy."""
+        scenario = self.scenario
+        if scenario is None or not scenario.counter:
+            return []
+        rows = []
+        for pod in self.pods:
+            path = (f"/api/v1/namespaces/{self.target.namespace}/pods/{pod}:{scenario.metrics_port}"
+                    f"/proxy/actuator/prometheus")
+            try:
+                text = self._raw(path)
+            except (RuntimeError, subprocess.TimeoutExpired) as error:
+                self.errors[f"metrics of {pod}"] = str(error)[:300]
+                continue
+            for kind, metric in (("counter", scenario.counter), ("gauge", scenario.gauge)):
+                values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                          if metric and (line.startswith(metric + " ") or line.startswith(metric + "{"))]
+                if values:
+                    rows.append((t, kind, f"pod/{pod}", sum(values)))
+        return rows
 
     def latest_rates(self) -> dict[str, float]:
         """Per second over the last two samples: deliveries, and cores of each node."""
         rates = {}
-        for kind, name in {(k, n) for _t, k, n, _v in self.rows if k in ("cpu_ns", "sandbox_accepted")}:
+        kinds = ("cpu_ns", "sandbox_accepted", "counter")
+        for kind, name in {(k, n) for _t, k, n, _v in self.rows if k in kinds}:
             series = sorted({(t, v) for t, k, n, v in self.rows if k == kind and n == name})[-2:]
             if len(series) == 2 and series[1][0] > series[0][0]:
                 per_s = (series[1][1] - series[0][1]) / (series[1][0] - series[0][0])
-                rates[name] = per_s / 1e9 if kind == "cpu_ns" else per_s
+                if kind == "counter":
+                    rates["service"] = rates.get("service", 0.0) + per_s
+                else:
+                    rates[name] = per_s / 1e9 if kind == "cpu_ns" else per_s
         return rates
 
     def latest_queues(self) -> int:
@@ -300,7 +332,23 @@ def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float,
         if k == "queue":
             totals[t] = totals.get(t, 0.0) + v
     loads = [v for _t, k, _n, v in window if k == "loadavg"]
+    counted: dict[str, float] = {}
+    for kind in ("counter", "sandbox_accepted"):
+        for name in sorted({n for _t, k, n, _v in window if k == kind}):
+            series = sorted({(t, v) for t, k, n, v in window if k == kind and n == name})
+            if len(series) >= 2 and series[-1][0] > series[0][0]:
+                counted[f"{kind}/{name}"] = (series[-1][1] - series[0][1]) / (series[-1][0] - series[0][0])
+    gauges = {n[4:]: round(sum(v for _t, k, m, v in window if k == "gauge" and m == n)
+                           / max(1, sum(1 for _t, k, m, _v in window if k == "gauge" and m == n)), 1)
+              for n in sorted({n for _t, k, n, _v in window if k == "gauge"})}
+    service = [v for name, v in counted.items() if name.startswith("counter/")]
     return {
+        # The service's own count per second over the window (its pods' counter summed), and the
+        # provider sandbox's deliveries per second: the figures nearest to "delivered".
+        "service_rate_per_s": round(sum(service), 1) if service else None,
+        "sandbox_rate_per_s": round(counted["sandbox_accepted/sandbox"], 1)
+        if "sandbox_accepted/sandbox" in counted else None,
+        "pods_gauge_mean": gauges,
         "window_s": [round(start_s, 1), round(end_s, 1)],
         "nodes_cores": {n[5:]: round(v, 3) for n, v in cores.items() if n.startswith("node/")},
         "pods_cores": {n[4:]: round(v, 3) for n, v in cores.items() if n.startswith("pod/")},
@@ -330,6 +378,7 @@ def _deployment_record(target: KubeTarget, deployment: dict) -> dict:
     return {"name": target.deployment,
             "containers": [{"name": c["name"], "image": c["image"],
                             "resources": c.get("resources", {}),
+                            **{probe: c[probe] for probe in PROBES if probe in c},
                             "env": {e["name"]: e.get("value") for e in c.get("env", [])
                                     if "value" in e}} for c in containers],
             "configmaps": configmaps}
@@ -376,8 +425,11 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
     configmap = f"herald-load-{settings.service}"
     _kubectl(target, "apply", "-f", "-",
              stdin=json.dumps(configmap_manifest(configmap, scenario.locustfile)))
+    original = json.loads(_kubectl(target, "get", f"deployment/{target.deployment}", "-o", "json"))
     limits = ",".join(f"{what}={value}" for what, value in (("cpu", target.cpu_limit),
                                                            ("memory", target.memory_limit)) if value)
+    if target.cpu_limit:
+        _tolerate_slow_probes(target, original)
     if limits or target.cpu_request:
         limits = [f"--limits={limits}"] if limits else []
         requests = [f"--requests=cpu={target.cpu_request}"] if target.cpu_request else []
@@ -388,6 +440,71 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
     context = _kubectl(target, "config", "current-context").strip()
     settings_record = {k: (list(v) if isinstance(v, tuple) else v)
                        for k, v in asdict(settings).items() if k not in LOCAL_ONLY}
+    try:
+        if target.warm_up_run_s:
+            _warm_up(target, settings, configmap, todo[0], say)
+        return _measure_each(run_dir, todo, settings, target, configmap, context, settings_record, say)
+    finally:
+        _restore(target, original, say)
+
+
+# A pod throttled at its CPU limit answers its probes late: at 100m a saturated gateway missed
+# three 3 s liveness probes and was killed (exit 143) mid-run. The run measures throughput, not
+# probe latency, so the measured pods get 10 s per probe and 12 misses (2 minutes) before the
+# kubelet acts; a pod that hangs longer is still restarted (and the restart recorded).
+SLOW_PROBE = {"timeoutSeconds": 10, "failureThreshold": 12}
+PROBES = ("livenessProbe", "readinessProbe")
+
+
+def _tolerate_slow_probes(target: KubeTarget, deployment: dict) -> None:
+    patch = [{"op": "replace", "path": f"/spec/template/spec/containers/{i}/{probe}",
+              "value": {**c[probe], **SLOW_PROBE}}
+             for i, c in enumerate(deployment["spec"]["template"]["spec"]["containers"])
+             for probe in PROBES if probe in c]
+    if patch:
+        _kubectl(target, "patch", f"deployment/{target.deployment}", "--type=json",
+                 "-p", json.dumps(patch))
+
+
+def _restore(target: KubeTarget, original: dict, say: Callable[[str], None]) -> None:
+    """The Deployment as the run found it (replicas, each container's resources and probes), so
+    that the next service's run is not limited by what this one set."""
+    patch = [{"op": "replace", "path": "/spec/replicas", "value": original["spec"]["replicas"]}]
+    for i, c in enumerate(original["spec"]["template"]["spec"]["containers"]):
+        patch.append({"op": "replace", "path": f"/spec/template/spec/containers/{i}/resources",
+                      "value": c.get("resources", {})})
+        patch += [{"op": "replace", "path": f"/spec/template/spec/containers/{i}/{probe}",
+                   "value": c[probe]} for probe in PROBES if probe in c]
+    say(f"deployment/{target.deployment}: back to {original['spec']['replicas']} replica(s) and its "
+        f"own resources")
+    _kubectl(target, "patch", f"deployment/{target.deployment}", "--type=json",
+             "-p", json.dumps(patch))
+    _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
+
+
+def _warm_up(target: KubeTarget, settings: ScaleOutSettings, configmap: str, n: int,
+              say: Callable[[str], None]) -> None:
+    """A Locust Job at the first N whose figures are thrown away: JVMs started cold under a small
+    CPU limit compile their hot path for minutes, which would bias the first N measured low."""
+    seconds = int(target.warm_up_run_s)
+    say(f"warm-up: deployment/{target.deployment} at {n}, a {seconds} s Locust Job (discarded)")
+    _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
+    _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
+    job = f"herald-load-{settings.service}-warm-up-{int(time.time())}"
+    _kubectl(target, "apply", "-f", "-", stdin=json.dumps(
+        job_manifest(job, configmap, target, replace(settings, duration_s=seconds), n)))
+    deadline = time.monotonic() + seconds + 600
+    while _job_state(target, job) is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"warm-up Job {job} did not finish in time")
+        time.sleep(target.sample_every_s)
+    _kubectl(target, "delete", f"job/{job}", "--wait=false")
+
+
+def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, target: KubeTarget,
+                  configmap: str, context: str, settings_record: dict,
+                  say: Callable[[str], None]) -> list[int]:
+    scenario = SCENARIOS[settings.service]
     per_n_s = settings.duration_s + 60
     measured = []
     for index, n in enumerate(todo):
@@ -412,7 +529,7 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
         _kubectl(target, "apply", "-f", "-",
                  stdin=json.dumps(job_manifest(job, configmap, target, settings, n, metrics)))
         deadline = time.monotonic() + settings.duration_s + 600
-        with ClusterSampler(target, nodes) as sampler:
+        with ClusterSampler(target, nodes, scenario, [p["metadata"]["name"] for p in ready]) as sampler:
             state = None
             while state is None:
                 time.sleep(target.sample_every_s)
@@ -424,8 +541,10 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
                 host = ", ".join(f"{name[5:]} {v:.2f} cores" for name, v in rates.items()
                                  if name.startswith("node/"))
                 left = (per_n_s * (len(todo) - index) - elapsed) / 60
+                rate = (f"{rates.get('service', 0):6.0f} {scenario.counter}/s" if scenario.counter
+                        else f"{rates.get('sandbox', 0):6.0f} deliveries/s")
                 say(f"    N = {n}: {elapsed:4.0f}/{settings.duration_s} s, "
-                    f"{rates.get('sandbox', 0):6.0f} deliveries/s, {host or 'host CPU n/a'}, "
+                    f"{rate}, {host or 'host CPU n/a'}, "
                     f"queues {sampler.latest_queues()}, load {_loadavg().split()[0]}, "
                     f"about {left:.0f} min of the run left")
         ended_at, load_after = _now(), _loadavg()
