@@ -159,6 +159,13 @@ class Node:
         self.processes[name] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
+    @property
+    def running(self) -> bool:
+        """Whether the kubelet runs: false once down() ran (the teardown test takes the node down
+        while session fixtures still hold releases on it)."""
+        kubelet = self.processes.get("kubelet")
+        return kubelet is not None and kubelet.poll() is None
+
     def alive(self) -> None:
         for name, process in self.processes.items():
             if process.poll() is not None:
