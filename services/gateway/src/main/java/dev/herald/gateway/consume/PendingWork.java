@@ -33,6 +33,10 @@ import org.springframework.context.event.ContextClosedEvent;
  * copies of one batch running side by side would each send, and dead-letter, the targets neither has
  * recorded yet (BrokerAndCacheFaultsIT, a node of three killed). What is in flight when it stops is
  * the window a crash leaves too: sent, not yet recorded, sent again by the redelivery.
+ *
+ * <p>The one way work honours the mark: it reads it before each step that sends or publishes (a
+ * provider request in BatchDelivery, a page of an audience in AudienceExpander) and, once it is set,
+ * starts no such step and waits for the cancel, which comes a moment later and ends the work.
  */
 public final class PendingWork implements ApplicationListener<ContextClosedEvent> {
     private static final Logger log = LoggerFactory.getLogger(PendingWork.class);
