@@ -36,6 +36,11 @@ import org.springframework.context.event.ContextClosedEvent;
  * too left every one of them sent and unrecorded, and sent again (30 to 61 of a 64-request window on
  * a RabbitMQ restart). Only work still running after the drain timeout is cancelled; what is in
  * flight when the redelivery reads the batch's outcomes is the window a crash leaves too.
+ *
+ * <p>The one way work honours the mark: it reads it before each step that sends or publishes (a
+ * provider request in BatchDelivery, a page of an audience in AudienceExpander) and, once it is set,
+ * starts no such step. A send's target not yet sent ends unrecorded; an expansion waits for the
+ * cancel, since ending would count the audience expanded.
  */
 public final class PendingWork implements ApplicationListener<ContextClosedEvent> {
     private static final Logger log = LoggerFactory.getLogger(PendingWork.class);
