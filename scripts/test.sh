@@ -44,8 +44,16 @@ python_tests() {
   if [[ "$(cat "${VENV}/.herald-stamp" 2>/dev/null || true)" != "$stamp" ]]; then
     log "installing locust/ and pytest into the venv"
     # The [test] extra is optional: pip only warns if the package doesn't define it.
-    "${VENV}/bin/python" -m pip install -q --disable-pip-version-check -e "${LOCUST_DIR}[test]" pytest ||
-      return 1
+    # A second attempt when the first fails: a package index's hiccup is not a test failure.
+    local attempt
+    for attempt in 1 2; do
+      "${VENV}/bin/python" -m pip install -q --disable-pip-version-check -e "${LOCUST_DIR}[test]" pytest && break
+      if ((attempt == 2)); then
+        log "Python: pip could not install locust/ into ${VENV} (above: pip's error)"
+        return 1
+      fi
+      log "Python: pip failed (attempt ${attempt}); once more"
+    done
     printf '%s\n' "$stamp" >"${VENV}/.herald-stamp" || return 1
   fi
 

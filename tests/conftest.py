@@ -78,7 +78,8 @@ def operators(node):
         raise
     print(f"\nboth RabbitMQ operators Available after {time.monotonic() - started:.0f} s")
     yield
-    uninstall_operators(node.kube)
+    if node.running:  # a node already taken down (tests/node/test_teardown.py) took its pods along
+        uninstall_operators(node.kube)
 
 
 @pytest.fixture(scope="session")
@@ -88,4 +89,5 @@ def platform(node, operators, busybox_image) -> Herald:
     herald = prepared(node.kube, node.socket, busybox_image)
     herald.install()
     yield herald
-    herald.uninstall()
+    if node.running:  # as for the operators: helm would wait for pods no kubelet can stop
+        herald.uninstall()

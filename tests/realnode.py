@@ -159,6 +159,13 @@ class Node:
         self.processes[name] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
+    @property
+    def running(self) -> bool:
+        """Whether the kubelet runs: false once down() ran (the teardown test takes the node down
+        while session fixtures still hold releases on it)."""
+        kubelet = self.processes.get("kubelet")
+        return kubelet is not None and kubelet.poll() is None
+
     def alive(self) -> None:
         for name, process in self.processes.items():
             if process.poll() is not None:
@@ -295,16 +302,7 @@ state = "{self.directory / 'containerd-state'}"
         for table in nft_tables() - self.nft_tables_before:
             subprocess.run(["nft", "delete", "table", *table.split()], capture_output=True)
         unmount_under(self.directory)
-        for netns in (set(os.listdir(NETNS_DIR)) if NETNS_DIR.is_dir() else set()) - self.netns_before:
-            if netns.startswith("cni-"):
-                subprocess.run(["umount", str(NETNS_DIR / netns)], capture_output=True)
-                subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
-        for cgroup in our_cgroups():
-            try:
-                cgroup.rmdir()
-            except OSError:
-                pass
-        subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
+        remove_pod_network((set(os.listdir(NETNS_DIR)) if NETNS_DIR.is_dir() else set()) - self.netns_before)
         for key, value in self.sysctls.items():
             (Path("/proc/sys") / key).write_text(value)
         left = leftovers(self.directory) + [f"nft table {t}" for t in sorted(nft_tables() - self.nft_tables_before)]
@@ -395,13 +393,15 @@ def remove_stale_node() -> None:
     for table in nft_tables():
         if "kube" in table:
             subprocess.run(["nft", "delete", "table", *table.split()], capture_output=True)
-    for mount in reversed([line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]):
-        if "/netns/cni-" in mount:
-            subprocess.run(["umount", "-l", mount], capture_output=True)
-    if NETNS_DIR.is_dir():
-        for netns in os.listdir(NETNS_DIR):
-            if netns.startswith("cni-"):
-                subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
+    remove_pod_network(os.listdir(NETNS_DIR) if NETNS_DIR.is_dir() else [])
+
+
+def remove_pod_network(netns_names) -> None:
+    """The pods' network namespaces (CNI's cni-*) among `netns_names`, the pod cgroups, the bridge."""
+    for netns in netns_names:
+        if netns.startswith("cni-"):
+            subprocess.run(["umount", str(NETNS_DIR / netns)], capture_output=True)
+            subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
     for cgroup in our_cgroups():
         try:
             cgroup.rmdir()

@@ -67,6 +67,10 @@ class Attached:
     def socket(self) -> Path:  # the node's containerd, like realnode.Node.socket
         return self.directory / "node" / "containerd.sock"
 
+    @property
+    def running(self) -> bool:  # like realnode.Node.running: the driver keeps it up until every suite ran
+        return True
+
 
 def attach() -> Attached | None:
     """The shared cluster that HERALD_TEST_CLUSTER names, or None when the suite runs on its own."""

@@ -55,7 +55,7 @@ QUEUES = ["herald.send.high", "herald.send.normal", "herald.audience"]  # what t
 # RabbitMQ, Redis, the sandbox, dispatcher and connection-manager they fit two cores' requests.
 MIN_REPLICAS = 1
 MAX_REPLICAS = 3
-# Target messages (ready + unacked) per replica: above what one replica holds (2 x 50), and large
+# Target messages (ready + unacked) per replica: above what one replica holds (2 x 75), and large
 # enough that the scale-down starts while there is work left: RabbitMQ's counts lag up to 5 s and
 # the window adds 5 s, in which 3 replicas deliver about 240.
 VALUE = 200
@@ -68,7 +68,11 @@ SCALE_DOWN_PERIOD = 5       # s, period of the "at most half the pods" scale-dow
 # MAX_IN_FLIGHT * 1000 / LATENCY_MS messages (single-target sends) a second.
 LATENCY_MS = 500
 MAX_IN_FLIGHT = 4
-PREFETCH = 50               # per consumer: a replica holds up to 2 * PREFETCH unacked batches
+# Per consumer: a replica holds up to 2 * PREFETCH unacked batches. Three replicas hold 450, so the
+# stretch where the gateways hold the whole rest (ready 0, unacked > VALUE) lasts 250 sends, about
+# 10 s, two of RabbitMQ's 5 s count refreshes. With 50 (300 held) it lasted 100 sends, under one
+# refresh, and a CI run's samples missed it.
+PREFETCH = 75
 CONSUMERS = 2
 BACKLOG = 1500              # single-target sends
 # Small pods: requests so that MAX_REPLICAS fit beside everything else; the heap as the node values.

@@ -1,15 +1,20 @@
 package dev.herald.cm;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.hivemq.client.mqtt.MqttClient;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3AsyncClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5AsyncClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5ClientBuilder;
+import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5ConnAckException;
+import com.hivemq.client.mqtt.mqtt5.message.connect.connack.Mqtt5ConnAckReasonCode;
 import com.hivemq.client.mqtt.mqtt5.message.disconnect.Mqtt5Disconnect;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
@@ -65,6 +70,23 @@ final class Devices {
                 .callback(publish -> received.add(Herald.JSON.readTree(publish.getPayloadAsBytes())))
                 .send().orTimeout(10, TimeUnit.SECONDS).join();
         return new V5(client, received, disconnect);
+    }
+
+    /** What the connection manager answers an MQTT 5 CONNECT with the device's credentials (the client disconnects after). */
+    static Mqtt5ConnAckReasonCode connack(Herald.Device device, int port) {
+        Mqtt5AsyncClient client = v5Client(device, port);
+        try {
+            return client.connectWith().simpleAuth().username(device.appId())
+                    .password(device.password().getBytes(StandardCharsets.UTF_8)).applySimpleAuth().send()
+                    .orTimeout(10, TimeUnit.SECONDS).join().getReasonCode();
+        } catch (CompletionException e) {
+            assertThat(e.getCause()).isInstanceOf(Mqtt5ConnAckException.class);
+            return ((Mqtt5ConnAckException) e.getCause()).getMqttMessage().getReasonCode();
+        } finally {
+            if (client.getState().isConnected()) {
+                client.disconnect().join();
+            }
+        }
     }
 
     static Mqtt3AsyncClient connectV3(Herald.Device device, int port, BlockingQueue<JsonNode> received) {

@@ -77,13 +77,33 @@ final class Herald {
     }
 
     private static ConfigurableApplicationContext start(Class<?> application, String... extra) {
-        List<String> args = new ArrayList<>(commonArgs());
+        return start(application, CRYPTO_KEY, List.of(), extra);
+    }
+
+    /** A service of the platform under {@code cryptoKey}, still accepting what {@code previousKeys} issued (a key rotation). */
+    private static ConfigurableApplicationContext start(Class<?> application, String cryptoKey, List<String> previousKeys,
+                                                        String... extra) {
+        List<String> args = new ArrayList<>(commonArgs().stream().filter(arg -> !arg.startsWith("--herald.crypto-key=")).toList());
+        args.add("--herald.crypto-key=" + cryptoKey);
+        if (!previousKeys.isEmpty()) {
+            args.add("--herald.crypto-previous-keys=" + String.join(",", previousKeys));
+        }
         args.addAll(List.of(extra));
         return new SpringApplicationBuilder(application).run(args.toArray(String[]::new));
     }
 
     static ConfigurableApplicationContext startConnectionManager(String nodeId) {
         return start(ConnectionManagerApplication.class, connectionManagerArgs(nodeId));
+    }
+
+    /** A connection manager beside this platform's, under other crypto keys (a key rotation). */
+    static ConfigurableApplicationContext startConnectionManager(String nodeId, String cryptoKey, List<String> previousKeys) {
+        return start(ConnectionManagerApplication.class, cryptoKey, previousKeys, connectionManagerArgs(nodeId));
+    }
+
+    /** A dispatcher beside this platform's, under other crypto keys (a key rotation); {@link #call(ConfigurableApplicationContext, String, String, String, Object, int)} reaches it. */
+    static ConfigurableApplicationContext startDispatcher(String cryptoKey, List<String> previousKeys) {
+        return start(DispatcherApplication.class, cryptoKey, previousKeys, "--herald.dispatcher.admin-token=" + ADMIN_TOKEN);
     }
 
     private static String[] connectionManagerArgs(String nodeId, String... extra) {
@@ -121,10 +141,6 @@ final class Herald {
         return ((WebServerApplicationContext) cm).getWebServer().getPort();
     }
 
-    private int apiPort() {
-        return ((WebServerApplicationContext) dispatcher).getWebServer().getPort();
-    }
-
     App createApp() {
         String id = "app-" + UUID.randomUUID().toString().substring(0, 8);
         JsonNode created = call("POST", "/v1/apps", ADMIN_TOKEN, Map.of("id", id, "name", id), 201);
@@ -154,7 +170,13 @@ final class Herald {
     }
 
     JsonNode call(String method, String path, String token, Object body, int expectedStatus) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + apiPort() + path))
+        return call(dispatcher, method, path, token, body, expectedStatus);
+    }
+
+    /** A call to the API of the given dispatcher. */
+    JsonNode call(ConfigurableApplicationContext api, String method, String path, String token, Object body, int expectedStatus) {
+        int apiPort = ((WebServerApplicationContext) api).getWebServer().getPort();
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + apiPort + path))
                 .header("Authorization", "Bearer " + token)
                 .header("Content-Type", "application/json")
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
@@ -181,6 +203,13 @@ final class Herald {
         return redis.keys("*").toCompletableFuture().join().stream()
                 .filter(key -> RedisKeys.KeyPattern.of(key).isEmpty())
                 .toList();
+    }
+
+    /** Redis's own view of a key's expiry: ms left, -1 if it has none, -2 if it is gone. */
+    @SuppressWarnings("unchecked")
+    long pttl(String key) {
+        RedisClusterAsyncCommands<String, String> redis = cm.getBean(RedisClusterAsyncCommands.class);
+        return redis.pttl(key).toCompletableFuture().join();
     }
 
     /** Messages waiting in the device's box for its PUBACK. */

@@ -8,15 +8,12 @@ import com.hivemq.client.mqtt.MqttClient;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3AsyncClient;
 import com.hivemq.client.mqtt.mqtt3.exceptions.Mqtt3ConnAckException;
 import com.hivemq.client.mqtt.mqtt3.message.connect.connack.Mqtt3ConnAckReturnCode;
-import com.hivemq.client.mqtt.mqtt5.Mqtt5AsyncClient;
-import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5ConnAckException;
 import com.hivemq.client.mqtt.mqtt5.message.connect.connack.Mqtt5ConnAckReasonCode;
 import com.hivemq.client.mqtt.mqtt5.message.disconnect.Mqtt5DisconnectReasonCode;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -38,22 +35,6 @@ class MqttRevocationIT {
         return herald.send(app, Map.of("to", Map.of("devices", List.of(device.deviceId())), "title", "hello"));
     }
 
-    private static Mqtt5ConnAckReasonCode connectV5(Herald.Device device, int port) {
-        Mqtt5AsyncClient client = Devices.v5Client(device, port);
-        try {
-            return client.connectWith().simpleAuth().username(device.appId())
-                    .password(device.password().getBytes(StandardCharsets.UTF_8)).applySimpleAuth().send()
-                    .orTimeout(10, TimeUnit.SECONDS).join().getReasonCode();
-        } catch (CompletionException e) {
-            assertThat(e.getCause()).isInstanceOf(Mqtt5ConnAckException.class);
-            return ((Mqtt5ConnAckException) e.getCause()).getMqttMessage().getReasonCode();
-        } finally {
-            if (client.getState().isConnected()) {
-                client.disconnect().join();
-            }
-        }
-    }
-
     @Test
     void aConnectedMqtt5DeviceIsDisconnectedNotAuthorizedAndItsPasswordRefusedThenItsNewOneWorks() throws Exception {
         Herald.Device device = device();
@@ -62,7 +43,7 @@ class MqttRevocationIT {
         Devices.V5 other = Devices.connectV5(bystander, herald.mqttPort());
         herald.revokeMqtt(app, device.deviceId());
         assertThat(connected.disconnect().get(10, TimeUnit.SECONDS).getReasonCode()).isEqualTo(Mqtt5DisconnectReasonCode.NOT_AUTHORIZED);
-        assertThat(connectV5(device, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.NOT_AUTHORIZED);
+        assertThat(Devices.connack(device, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.NOT_AUTHORIZED);
 
         Herald.Device renewed = herald.readMqtt(app, device.deviceId());
         assertThat(renewed.password()).isNotEqualTo(device.password());
@@ -100,10 +81,10 @@ class MqttRevocationIT {
         Herald.Device first = herald.readMqtt(app, device.deviceId());
         herald.revokeMqtt(app, device.deviceId());
         Herald.Device second = herald.readMqtt(app, device.deviceId());
-        assertThat(connectV5(first, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.NOT_AUTHORIZED);
-        assertThat(connectV5(second, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
+        assertThat(Devices.connack(first, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.NOT_AUTHORIZED);
+        assertThat(Devices.connack(second, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
         Herald.Device forged = new Herald.Device(app.id(), device.deviceId(), "3" + second.password().substring(1), device.topic());
-        assertThat(connectV5(forged, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.BAD_USER_NAME_OR_PASSWORD);
+        assertThat(Devices.connack(forged, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.BAD_USER_NAME_OR_PASSWORD);
     }
 
     @Test
@@ -113,13 +94,13 @@ class MqttRevocationIT {
         Devices.V5 connected = Devices.connectV5(device, herald.mqttPort());
         herald.call("DELETE", "/v1/apps/" + app.id() + "/devices/" + device.deviceId(), app.key(), null, 204);
         assertThat(connected.disconnect().get(10, TimeUnit.SECONDS).getReasonCode()).isEqualTo(Mqtt5DisconnectReasonCode.NOT_AUTHORIZED);
-        assertThat(connectV5(device, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.NOT_AUTHORIZED);
-        assertThat(connectV5(bystander, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
+        assertThat(Devices.connack(device, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.NOT_AUTHORIZED);
+        assertThat(Devices.connack(bystander, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
 
         // Registered again, it is given the password of its new generation, which connects.
         Herald.Device again = herald.registerMqtt(app, device.deviceId());
         assertThat(again.password()).isNotEqualTo(device.password());
-        assertThat(connectV5(again, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
+        assertThat(Devices.connack(again, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
     }
 
     @Test
@@ -129,6 +110,6 @@ class MqttRevocationIT {
         herald.call("DELETE", path, app.key(), null, 401);
         herald.call("DELETE", "/v1/apps/no-such-app/devices/d1/mqtt-credentials", Herald.ADMIN_TOKEN, null, 404);
         herald.call("DELETE", "/v1/apps/" + app.id() + "/devices/bad%24id/mqtt-credentials", Herald.ADMIN_TOKEN, null, 400);
-        assertThat(connectV5(device, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
+        assertThat(Devices.connack(device, herald.mqttPort())).isEqualTo(Mqtt5ConnAckReasonCode.SUCCESS);
     }
 }

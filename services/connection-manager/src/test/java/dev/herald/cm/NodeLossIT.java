@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.hivemq.client.mqtt.mqtt5.message.disconnect.Mqtt5DisconnectReasonCode;
+import dev.herald.store.keys.RedisKeys;
+import dev.herald.store.replica.Service;
 import dev.herald.testsupport.FreePorts;
 import dev.herald.testsupport.LocalRabbit;
 import dev.herald.testsupport.LocalRedis;
@@ -41,7 +43,7 @@ class NodeLossIT {
     private final Herald.App app = herald.createApp();
     private final List<ServerProcess> nodes = new ArrayList<>();
 
-    private record Node(ServerProcess process, int mqttPort) {
+    private record Node(String nodeId, ServerProcess process, int mqttPort) {
     }
 
     @AfterEach
@@ -79,7 +81,11 @@ class NodeLossIT {
                 return false;
             }
         }, Duration.ofSeconds(120));
-        return new Node(process, mqttPort);
+        return new Node(name, process, mqttPort);
+    }
+
+    private JsonNode mqttOf(Herald.Device device) {
+        return herald.call("GET", "/v1/apps/" + app.id() + "/devices/" + device.deviceId(), app.key(), null, 200).get("mqtt");
     }
 
     private List<Herald.Device> registerDevices() {
@@ -150,12 +156,25 @@ class NodeLossIT {
         for (int i = 0; i < MESSAGES_PER_PHASE; i++) {
             sendRound(devices, accepted, "during");
         }
+        String lease = RedisKeys.replicaLease(Service.CONNECTION_MANAGER.id(), doomed.nodeId());
+        assertThat(herald.pttl(lease)).as("the node's lease, renewed while it lives").isBetween(1L, 2_000L);
+        assertThat(devices).allSatisfy(device -> assertThat(mqttOf(device).get("connected").asBoolean()).isTrue());
         doomed.process().kill();
         assertThat(doomed.process().isAlive()).isFalse();
         for (int i = 0; i < MESSAGES_PER_PHASE; i++) {
             sendRound(devices, accepted, "while away");
         }
         drainInto(devices, onDoomed, received);
+        // Killed without cleanup: nothing renews its lease, which Redis expires (herald.cm.lease), and
+        // with it the node's devices read as not connected. Their last CONNECT and credential
+        // generation are records that outlive any node (libs/store/README.md): they do not expire.
+        await().atMost(Duration.ofSeconds(10)).until(() -> herald.pttl(lease) == -2);
+        for (Herald.Device device : devices) {
+            JsonNode mqtt = mqttOf(device);
+            assertThat(mqtt.get("connected").asBoolean()).as("connected to a killed node").isFalse();
+            assertThat(mqtt.has("lastConnectAt")).isTrue();
+            assertThat(herald.pttl(RedisKeys.mqttConnected(app.id(), device.deviceId()))).isEqualTo(-1);
+        }
 
         List<Devices.V5> onSurvivor = connectAll(devices, survivor.mqttPort());
         sendRound(devices, accepted, "after");

@@ -12,12 +12,14 @@ import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.contract.Target;
 import dev.herald.contract.Throttle;
+import dev.herald.gateway.audience.AudienceExpander;
 import dev.herald.gateway.consume.AudienceListener;
 import dev.herald.gateway.consume.SendListener;
 import dev.herald.store.app.ApnsCredential;
 import dev.herald.store.app.AppStore;
 import dev.herald.store.app.FcmCredential;
 import dev.herald.store.device.DeviceRegistry;
+import dev.herald.store.status.ExpansionProgress;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
 import dev.herald.store.status.Outcome;
@@ -35,6 +37,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -84,6 +89,10 @@ class GatewayDeliveryTests {
     RabbitListenerEndpointRegistry listeners;
     @Autowired
     GatewayProperties properties;
+    @Autowired
+    AudienceExpander expander;
+    @Autowired
+    ExpansionProgress progress;
 
     @BeforeAll
     static void startSandbox() {
@@ -297,16 +306,60 @@ class GatewayDeliveryTests {
         String appId = newApp();
         String topic = "news";
         List<String> tokens = subscribers(appId, topic, 1_100, i -> i % 5 == 0 ? Channel.apns : Channel.fcm);
+        AudienceJob job = acceptedTopicSend(appId, topic);
+        rabbit.send(Queues.EXCHANGE, Queues.AUDIENCE, jsonMessage(job));
+
+        assertEveryDeviceReachedOnce(job.messageId(), tokens);
+    }
+
+    /** A send to the topic, accepted now and expiring in ten minutes, as the dispatcher queues it for expansion. */
+    private AudienceJob acceptedTopicSend(String appId, String topic) {
         String messageId = id();
         Instant now = Instant.now();
         status.accepted(messageId, appId, Optional.empty(), now).join();
-        rabbit.send(Queues.EXCHANGE, Queues.AUDIENCE, jsonMessage(new AudienceJob(messageId, appId, Priority.normal,
-                new Notification("T", "B", Map.of(), Map.of()), null, now, now.plusSeconds(600), topic, List.of())));
+        return new AudienceJob(messageId, appId, Priority.normal,
+                new Notification("T", "B", Map.of(), Map.of()), null, now, now.plusSeconds(600), topic, List.of());
+    }
 
+    /** The message completes with every device of its audience (their tokens) sent to exactly once. */
+    private void assertEveryDeviceReachedOnce(String messageId, List<String> tokens) {
         MessageStatus done = awaitCompleted(messageId);
-        assertThat(done.total()).isEqualTo(1_100);
-        assertThat(done.sent()).isEqualTo(1_100);
+        assertThat(done.total()).isEqualTo(tokens.size());
+        assertThat(done.sent()).isEqualTo(tokens.size());
         assertThat(tokens).allSatisfy(token -> assertThat(sandbox.counts().received(token).attempts()).isEqualTo(1));
+    }
+
+    @Test
+    void anExpansionWhoseDeliveryIsStoppedStartsNoFurtherPageAndItsRedeliveryExpandsTheRest() {
+        String appId = newApp();
+        String topic = "lost";
+        List<String> tokens = subscribers(appId, topic, 1_100, i -> Channel.fcm);
+        AudienceJob job = acceptedTopicSend(appId, topic);
+        String messageId = job.messageId();
+        // The stop mark as PendingWork sets it when the delivery's channel is lost while the first of
+        // the three pages goes out; PendingWork's cancel is held back until the asserts below.
+        AtomicInteger reads = new AtomicInteger();
+        CompletableFuture<Void> stopRead = new CompletableFuture<>();
+        BooleanSupplier stopped = () -> {
+            if (reads.incrementAndGet() == 1) {
+                return false;
+            }
+            stopRead.complete(null);
+            return true;
+        };
+
+        CompletableFuture<Void> lost = expander.expand(job, stopped).toFuture();
+        await().atMost(Duration.ofSeconds(30)).until(() -> stopRead.isDone() || lost.isDone());
+        assertThat(lost).as("the stopped expansion, waiting for its cancel").isNotDone();
+        assertThat(stopRead).as("the stop mark read before the second page").isDone();
+        ExpansionProgress.Step saved = progress.load(messageId).join();
+        assertThat(saved.finished()).as("expansion finished although stopped after its first page").isFalse();
+        assertThat(saved.nextBatch()).as("batches queued by the first page").isBetween(1, 3);
+        lost.cancel(true);
+
+        // RabbitMQ's redelivery of the job, on a channel still open.
+        expander.expand(job, () -> false).block(Duration.ofSeconds(30));
+        assertEveryDeviceReachedOnce(messageId, tokens);
     }
 
     @Test

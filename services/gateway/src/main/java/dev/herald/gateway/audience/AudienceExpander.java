@@ -17,6 +17,7 @@ import dev.herald.store.status.MessageStatusStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -28,6 +29,13 @@ import reactor.core.scheduler.Schedulers;
  * where it stopped instead of starting over. A cancelled message stops growing: the mark is read
  * before each page, and the audience expanded so far is its final total. Devices whose token is
  * stale are left out (DeviceRegistry#resolve).
+ *
+ * <p>Stopped work (its delivery's channel was lost, so RabbitMQ hands the job to another consumer)
+ * starts no further page, as stopped send work starts no further request (PendingWork): the stop
+ * mark is read before each page and the cancel that follows (PendingWork, after its drain timeout)
+ * ends the expansion there. The
+ * redelivered job resumes from the saved progress; a page cut off mid-publish is republished with
+ * the same batch numbers (ExpansionProgress).
  */
 public final class AudienceExpander {
     private final DeviceRegistry devices;
@@ -49,9 +57,10 @@ public final class AudienceExpander {
         this.config = config;
     }
 
-    public Mono<Void> expand(AudienceJob job) {
+    /** @param stopped true once the work is being stopped (cancelled): no page is started after that */
+    public Mono<Void> expand(AudienceJob job, BooleanSupplier stopped) {
         return throttlePerMinute(job).map(Optional::of).defaultIfEmpty(Optional.empty())
-                .flatMap(perMinute -> expand(job, perMinute.orElse(null)));
+                .flatMap(perMinute -> expand(job, perMinute.orElse(null), stopped));
     }
 
     /** A throttled job's rate; a spread is divided over the audience's size when expansion starts. */
@@ -65,9 +74,10 @@ public final class AudienceExpander {
         return size.map(total -> job.throttle().perMinuteFor(total));
     }
 
-    private Mono<Void> expand(AudienceJob job, Long throttlePerMinute) {
+    private Mono<Void> expand(AudienceJob job, Long throttlePerMinute, BooleanSupplier stopped) {
         return Mono.fromFuture(() -> progress.load(job.messageId()))
-                .expand(step -> step.finished() ? Mono.empty() : nextPageUnlessCancelled(job, step, throttlePerMinute))
+                .expand(step -> step.finished() ? Mono.empty()
+                        : stopped.getAsBoolean() ? Mono.<Step>never() : nextPageUnlessCancelled(job, step, throttlePerMinute))
                 .last()
                 .then(Mono.defer(() -> Mono.fromFuture(status.expansionDone(job.messageId()))));
     }

@@ -33,6 +33,6 @@ public final class AudienceListener {
         } catch (JacksonException | IllegalArgumentException | NullPointerException unreadable) {
             throw new AmqpRejectAndDontRequeueException("unreadable audience job: " + unreadable.getMessage(), true, unreadable);
         }
-        return pending.track(message, stopped -> expander.expand(job).toFuture());
+        return pending.track(message, stopped -> expander.expand(job, stopped).toFuture());
     }
 }

@@ -31,8 +31,16 @@ import org.springframework.context.event.ContextClosedEvent;
  * <p>Work whose channel closes under it (its RabbitMQ node died, the connection broke) is stopped:
  * RabbitMQ requeues the delivery and hands it to a consumer on the new connection at once, and two
  * copies of one batch running side by side would each send, and dead-letter, the targets neither has
- * recorded yet (BrokerAndCacheFaultsIT, a node of three killed). What is in flight when it stops is
- * the window a crash leaves too: sent, not yet recorded, sent again by the redelivery.
+ * recorded yet (BrokerAndCacheFaultsIT, a node of three killed). Stopped work starts no request, but
+ * the requests already sent finish and are recorded, so the redelivery skips them: cancelling those
+ * too left every one of them sent and unrecorded, and sent again (30 to 61 of a 64-request window on
+ * a RabbitMQ restart). Only work still running after the drain timeout is cancelled; what is in
+ * flight when the redelivery reads the batch's outcomes is the window a crash leaves too.
+ *
+ * <p>The one way work honours the mark: it reads it before each step that sends or publishes (a
+ * provider request in BatchDelivery, a page of an audience in AudienceExpander) and, once it is set,
+ * starts no such step. A send's target not yet sent ends unrecorded; an expansion waits for the
+ * cancel, since ending would count the audience expanded.
  */
 public final class PendingWork implements ApplicationListener<ContextClosedEvent> {
     private static final Logger log = LoggerFactory.getLogger(PendingWork.class);
@@ -113,9 +121,9 @@ public final class PendingWork implements ApplicationListener<ContextClosedEvent
     }
 
     /**
-     * Stops the work that came on {@code channel}: all of it is marked stopped before any is
-     * cancelled (a cancelled request frees an in-flight permit that work not yet cancelled would
-     * take), and the cancelling runs off the connection's thread (it runs the work's cleanup).
+     * Stops the work that came on {@code channel}: all of it is marked stopped at once (a request
+     * not yet started is not started), and what still runs after the drain timeout (a request that
+     * hangs) is cancelled, off the connection's thread (cancelling runs the work's cleanup).
      */
     private void stopWorkOn(Channel channel) {
         watched.remove(channel);
@@ -126,7 +134,9 @@ public final class PendingWork implements ApplicationListener<ContextClosedEvent
         if (!lost.isEmpty()) {
             log.warn("channel {} closed: stopping the work of its {} deliveries, which RabbitMQ redelivers", channel, lost.size());
             lost.forEach(inHand -> inHand.stopped().set(true));
-            Thread.ofVirtual().name("stop-lost-deliveries").start(() -> lost.forEach(inHand -> inHand.running().cancel(true)));
+            CompletableFuture.delayedExecutor(drainTimeout.toMillis(), TimeUnit.MILLISECONDS,
+                            Thread.ofVirtual().name("stop-lost-deliveries")::start)
+                    .execute(() -> lost.forEach(inHand -> inHand.running().cancel(true)));
         }
     }
 

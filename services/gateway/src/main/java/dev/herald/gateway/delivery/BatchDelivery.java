@@ -37,9 +37,9 @@ import reactor.core.publisher.Mono;
  * its targets without an outcome end as cancelled (MessageCancels).
  *
  * <p>Work that is stopped (its delivery's channel was lost, so RabbitMQ hands the batch to another
- * consumer) sends no further request: cancelling the returned Mono ends the targets one after the
- * other, and each request it ends frees an in-flight permit that a target further on, not yet
- * cancelled, would otherwise take to send; those would all be sent again by the redelivery.
+ * consumer) sends no further request and parks nothing: a target not yet sent ends without an
+ * outcome, for the redelivery to send, while the requests already sent finish and are recorded, for
+ * the redelivery to skip (PendingWork).
  */
 public final class BatchDelivery {
     private static final Logger log = LoggerFactory.getLogger(BatchDelivery.class);
@@ -117,7 +117,8 @@ public final class BatchDelivery {
             done.forEach(target -> work.add(Mono.defer(() -> skip(new Work(app, batch, target, later, stopped)))));
             admitted.now().forEach(target -> work.add(Mono.defer(() -> attempt(new Work(app, batch, target, later, stopped), 1))));
             return Mono.when(work)
-                    .then(Mono.defer(() -> later.isEmpty() ? Mono.<Void>empty() : parking.park(batch.withTargets(List.copyOf(later)))));
+                    .then(Mono.defer(() -> later.isEmpty() || stopped.getAsBoolean() ? Mono.<Void>empty()
+                            : parking.park(batch.withTargets(List.copyOf(later)))));
         });
     }
 
@@ -150,14 +151,17 @@ public final class BatchDelivery {
     }
 
     private Mono<Void> send(Work work, int attempt) {
+        if (work.stopped().getAsBoolean()) {
+            return Mono.empty();
+        }
         Optional<Outcome> settled = settledWithoutSending(work);
         if (settled.isPresent()) {
             return record(work, settled.get());
         }
         ProviderSender sender = senders.get(work.target().channel());
         // A 429 seen here since the batch was admitted holds the targets not yet sent. Stopped work
-        // sends nothing more: the cancel that stops it ends this target too, a moment later.
-        Mono<ProviderResponse> send = Mono.defer(() -> work.stopped().getAsBoolean() ? Mono.<ProviderResponse>never()
+        // sends nothing more: the target ends here, unrecorded, and its permit goes back.
+        Mono<ProviderResponse> send = Mono.defer(() -> work.stopped().getAsBoolean() ? Mono.<ProviderResponse>empty()
                 : gate.pausedHere(work.batch().appId(), work.target().channel())
                 ? Mono.just(HELD) : sender.send(work.app().orElseThrow(), work.batch(), work.target()));
         return limit.run(work.batch().priority(), send

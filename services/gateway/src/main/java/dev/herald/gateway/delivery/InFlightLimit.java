@@ -22,6 +22,8 @@ public final class InFlightLimit {
     private final AtomicInteger inUse = new AtomicInteger();
     private final Queue<Waiter> highWaiters = new ConcurrentLinkedQueue<>();
     private final Queue<Waiter> normalWaiters = new ConcurrentLinkedQueue<>();
+    /** Calls to drain() not yet served: non-zero while one caller is draining. */
+    private final AtomicInteger draining = new AtomicInteger();
 
     public InFlightLimit(int permits) {
         if (permits < 1) {
@@ -82,22 +84,35 @@ public final class InFlightLimit {
         drain();
     }
 
-    /** Hands free permits to waiters, high lane first; a permit taken for a waiter that has ended goes back. */
+    /**
+     * Hands free permits to waiters, high lane first; a permit taken for a waiter that has ended goes
+     * back. One caller drains at a time and the others leave it a note to go round again: a waiter's
+     * work may end at once when handed its permit (stopped work, a held target) and release it, and a
+     * release that drained in place would recurse once per waiter (a StackOverflowError with the
+     * thousands of targets a stopped batch leaves waiting).
+     */
     private void drain() {
-        while (!highWaiters.isEmpty() || !normalWaiters.isEmpty()) {
-            if (!tryAcquire()) {
-                return;
-            }
-            Waiter next = highWaiters.poll();
-            if (next == null) {
-                next = normalWaiters.poll();
-            }
-            if (next == null || !next.grant()) {
-                inUse.decrementAndGet();
-                continue;
-            }
-            next.sink.success(true);
+        if (draining.getAndIncrement() != 0) {
+            return;
         }
+        int missed = 1;
+        do {
+            while (!highWaiters.isEmpty() || !normalWaiters.isEmpty()) {
+                if (!tryAcquire()) {
+                    break;
+                }
+                Waiter next = highWaiters.poll();
+                if (next == null) {
+                    next = normalWaiters.poll();
+                }
+                if (next == null || !next.grant()) {
+                    inUse.decrementAndGet();
+                    continue;
+                }
+                next.sink.success(true);
+            }
+            missed = draining.addAndGet(-missed);
+        } while (missed != 0);
     }
 
     private enum State { WAITING, HOLDING, ENDED }

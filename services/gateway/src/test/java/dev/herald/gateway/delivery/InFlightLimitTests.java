@@ -43,6 +43,28 @@ class InFlightLimitTests {
         assertThat(order).containsExactly("high", "normal");
     }
 
+    /**
+     * Stopped work ends the moment it is handed its permit, so each release hands the next permit
+     * straight away: tens of thousands of such waiters are served in a loop, not one stack frame deeper
+     * each (the gateway overflowed its stack when a RabbitMQ restart stopped whole batches).
+     */
+    @Test
+    void waitersWhoseWorkEndsAtOnceAreServedWithoutRecursing() {
+        InFlightLimit limit = new InFlightLimit(1);
+        Sinks.One<String> blocker = Sinks.one();
+        limit.run(Priority.normal, blocker.asMono()).subscribe();
+        AtomicInteger ended = new AtomicInteger();
+        int waiters = 50_000;
+        for (int i = 0; i < waiters; i++) {
+            limit.run(Priority.normal, Mono.<String>empty()).doOnTerminate(ended::incrementAndGet).subscribe();
+        }
+        assertThat(limit.waiting()).isEqualTo(waiters);
+        blocker.tryEmitValue("released");
+        assertThat(ended.get()).isEqualTo(waiters);
+        assertThat(limit.inFlight()).isZero();
+        assertThat(limit.waiting()).isZero();
+    }
+
     @Test
     void releasesThePermitWhenWorkFails() {
         InFlightLimit limit = new InFlightLimit(1);
