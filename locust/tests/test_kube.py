@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import stat
 
-from herald_load.kube import BEGIN, END, KubeTarget, job_manifest, plateau_resources, \
-    run_kubernetes, split_csv_log
+from herald_load.kube import BEGIN, END, LABELS, KubeTarget, configmap_manifest, job_manifest, \
+    plateau_resources, run_kubernetes, split_csv_log
 from herald_load.counted import counted_points
 from herald_load.scaleout import ScaleOutSettings
 
@@ -136,6 +136,15 @@ def test_job_runs_non_root_read_only_on_the_chosen_node_with_the_backlog_for_its
     assert env["HERALD_LOAD_BACKLOG"]["value"] == "4500"
     assert "secretKeyRef" in env["HERALD_ADMIN_TOKEN"]["valueFrom"]
     assert "--csv-full-history" in container["command"][2]
+
+
+def test_what_a_run_makes_carries_one_label_so_a_selector_finds_what_it_left():
+    job = job_manifest("j", "cm", target(), ScaleOutSettings(), 1)
+    configmap = configmap_manifest("cm", "gateway_deliveries.py")
+
+    assert job["metadata"]["labels"] == LABELS
+    assert job["spec"]["template"]["metadata"]["labels"] == LABELS
+    assert configmap["metadata"]["labels"] == LABELS
 
 
 def test_plateau_resources_are_rates_over_the_window_only():

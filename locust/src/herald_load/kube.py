@@ -45,7 +45,7 @@ from .machine import git_revision
 from .processes import repository_root
 from .scaleout import SCENARIOS, SCENARIO_DIR, Scenario, ScaleOutSettings, still_to_measure, write_meta
 
-__all__ = ["KubeTarget", "job_manifest", "configmap_manifest", "split_csv_log", "run_kubernetes",
+__all__ = ["KubeTarget", "LABELS", "job_manifest", "configmap_manifest", "split_csv_log", "run_kubernetes",
            "plateau_resources"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -53,6 +53,9 @@ BEGIN, END = "=== herald-csv-begin ", "=== herald-csv-end"
 # Settings of the local mode that a Deployment's own configuration replaces (recorded instead).
 LOCAL_ONLY = ("max_in_flight", "gateway_consumers_normal", "gateway_prefetch", "audience_batch_size",
               "jvm_options", "sandbox_latency_ms", "fixed_gateways")
+# On every object a run makes (the ConfigMap, each Job and its pod): one selector finds what a run
+# left, e.g. `kubectl delete jobs,configmaps -l app.kubernetes.io/name=herald-load`.
+LABELS = {"app.kubernetes.io/name": "herald-load"}
 _QUEUE_LINE = re.compile(r'^rabbitmq_queue_messages\{[^}]*queue="([^"]+)"[^}]*\}\s+([0-9.eE+-]+)')
 
 
@@ -92,7 +95,8 @@ def configmap_manifest(name: str, scenario_file: str) -> dict:
     files = {f"scenarios__{scenario_file}": (SCENARIO_DIR / scenario_file).read_text()}
     for source in sorted(PACKAGE_DIR.glob("*.py")):
         files[f"herald_load__{source.name}"] = source.read_text()
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": files}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": LABELS},
+            "data": files}
 
 
 def _toleration(text: str) -> dict:
@@ -152,9 +156,9 @@ def job_manifest(name: str, configmap: str, target: KubeTarget, settings: ScaleO
     if target.tolerations:
         pod["tolerations"] = [_toleration(t) for t in target.tolerations]
     return {
-        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": LABELS},
         "spec": {"backoffLimit": 0, "ttlSecondsAfterFinished": 3600, "template": {
-            "metadata": {"labels": {"app.kubernetes.io/name": "herald-load"}}, "spec": pod}}}
+            "metadata": {"labels": LABELS}, "spec": pod}}}
 
 
 def split_csv_log(log: str) -> dict[str, str]:
