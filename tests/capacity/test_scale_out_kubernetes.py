@@ -132,27 +132,56 @@ def test_an_exact_fit_from_more_than_two_points_or_a_missing_model_is_a_problem(
 @dataclass(frozen=True)
 class Outcome:
     returncode: int
-    seconds: float
     found: dict          # the gateway Deployment before the run
     after: dict          # and after it
     jobs_left: list[str]  # by the runner (it deletes each Job once it read its log)
     pods_left: list[str]  # Locust pods still there after everything labelled was deleted
 
 
-def load_objects(herald: Herald, kind: str) -> list[str]:
+def load_objects(herald: Herald, kind: str, deleting: bool = False) -> list[str]:
+    """The runner's objects of `kind` (with those being deleted: `deleting`)."""
     listed = json.loads(herald.kube.kubectl("get", kind, "-n", herald.namespace, "-l", LOAD_SELECTOR, "-o", "json"))
-    return [o["metadata"]["name"] for o in listed["items"] if not o["metadata"].get("deletionTimestamp")]
+    return [o["metadata"]["name"] for o in listed["items"] if deleting or not o["metadata"].get("deletionTimestamp")]
 
 
-def remove_load_objects(herald: Herald, timeout: float = 120) -> list[str]:
+def remove_load_objects(herald: Herald, timeout: float = 120, every: float = 2) -> list[str]:
     """Every Job and ConfigMap of the runner deleted (a failed N leaves its Job, and the runner
     keeps its ConfigMap for a next run); the Locust pods still there after `timeout` s (polled)."""
     herald.kube.kubectl("delete", "jobs,configmaps", "-n", herald.namespace, "-l", LOAD_SELECTOR,
                         "--cascade=foreground", "--wait=false")
     deadline = time.monotonic() + timeout
-    while (pods := load_objects(herald, "pods")) and time.monotonic() < deadline:
-        time.sleep(2)
+    while (pods := load_objects(herald, "pods", deleting=True)) and time.monotonic() < deadline:
+        time.sleep(every)
     return pods
+
+
+class StandInKube:
+    """Answers `kubectl get pods` with each of `pods` in turn (the last one from then on), and
+    records every call."""
+
+    def __init__(self, *pods: list[dict]):
+        self.pods, self.calls = list(pods), []
+
+    def kubectl(self, *args: str) -> str:
+        self.calls.append(args)
+        items = (self.pods.pop(0) if len(self.pods) > 1 else self.pods[0]) if args[:2] == ("get", "pods") else []
+        return json.dumps({"items": items})
+
+
+def test_what_the_runner_left_is_deleted_by_its_label_and_its_pods_waited_for():
+    terminating = {"metadata": {"name": "herald-load-gateway-n2-1", "deletionTimestamp": "2026-11-24T16:00:00Z"}}
+    kube = StandInKube([terminating], [])
+
+    assert remove_load_objects(Herald(kube, "busybox", "redis"), every=0) == []
+    assert kube.calls[0] == ("delete", "jobs,configmaps", "-n", "herald-live", "-l", LOAD_SELECTOR,
+                             "--cascade=foreground", "--wait=false")
+    assert len(kube.calls) == 3      # the delete, the terminating pod seen, then none
+
+
+def test_a_locust_pod_still_there_at_the_deadline_is_reported():
+    stuck = {"metadata": {"name": "herald-load-gateway-n1-1"}}
+    assert remove_load_objects(Herald(StandInKube([stuck]), "busybox", "redis"), timeout=0) == [
+        "herald-load-gateway-n1-1"]
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +209,7 @@ def outcome(platform, node):
         if as_found(after) != as_found(found):  # the node values back for what runs after this module
             herald.helm_install(RELEASE, CHART)
     print(f"scale-out pipeline: {seconds:.0f} s (run, fit, report), run folder {RUN_DIR}", flush=True)
-    return Outcome(returncode, seconds, found, after, jobs_left, pods_left)
+    return Outcome(returncode, found, after, jobs_left, pods_left)
 
 
 def meta(n: int) -> dict:
