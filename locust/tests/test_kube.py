@@ -50,6 +50,7 @@ elif "--raw" in args:
 elif args[2:4] == ["get", "deployment/herald-gateway"]:
     print(json.dumps({{"spec": {{"replicas": 3, "selector": {{"matchLabels": {{"app": "gw"}}}}, "template": {{"spec": {{
         "containers": [{{"name": "gateway", "image": "gw:1", "resources": {{"limits": {{"cpu": "250m"}}}},
+        "startupProbe": {{"periodSeconds": 2, "failureThreshold": 150}},
         "livenessProbe": {{"periodSeconds": 10, "timeoutSeconds": 3, "failureThreshold": 3}}}}]}}}}}}}}))
 elif args[2:4] == ["get", "pods"] and "-l" in args:
     print(json.dumps({{"items": [pod("gw-1", "gateway")]}}))
@@ -109,6 +110,11 @@ def test_kubernetes_mode_scales_runs_a_job_samples_and_stores_its_csvs(tmp_path)
             "value": {"periodSeconds": 10, "timeoutSeconds": 10, "failureThreshold": 12}} in patches[0]
     assert {"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
             "value": {"periodSeconds": 10, "timeoutSeconds": 3, "failureThreshold": 3}} in restore
+    # A JVM starting under a small limit gets SLOW_START_S (900 s) to pass its startup probe.
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/startupProbe",
+            "value": {"periodSeconds": 2, "timeoutSeconds": 10, "failureThreshold": 450}} in patches[0]
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/startupProbe",
+            "value": {"periodSeconds": 2, "failureThreshold": 150}} in restore
 
     # Resumed: nothing left to do, and no kubectl call at all.
     before = len(calls.read_text().splitlines())

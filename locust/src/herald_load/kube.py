@@ -456,13 +456,24 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
 # three 3 s liveness probes and was killed (exit 143) mid-run. The run measures throughput, not
 # probe latency, so the measured pods get 10 s per probe and 12 misses (2 minutes) before the
 # kubelet acts; a pod that hangs longer is still restarted (and the restart recorded).
+# A JVM starting under a CPU limit of a few tens of millicores takes minutes to pass its startup
+# probe (Spring's start costs some CPU-seconds): the startup probe gets SLOW_START_S in all.
 SLOW_PROBE = {"timeoutSeconds": 10, "failureThreshold": 12}
-PROBES = ("livenessProbe", "readinessProbe")
+SLOW_START_S = 900
+PROBES = ("startupProbe", "livenessProbe", "readinessProbe")
+
+
+def _slow(probe: str, spec: dict) -> dict:
+    if probe != "startupProbe":
+        return {**spec, **SLOW_PROBE}
+    period = spec.get("periodSeconds", 10)
+    return {**spec, "timeoutSeconds": SLOW_PROBE["timeoutSeconds"],
+            "failureThreshold": max(spec.get("failureThreshold", 3), -(-SLOW_START_S // period))}
 
 
 def _tolerate_slow_probes(target: KubeTarget, deployment: dict) -> None:
     patch = [{"op": "replace", "path": f"/spec/template/spec/containers/{i}/{probe}",
-              "value": {**c[probe], **SLOW_PROBE}}
+              "value": _slow(probe, c[probe])}
              for i, c in enumerate(deployment["spec"]["template"]["spec"]["containers"])
              for probe in PROBES if probe in c]
     if patch:
