@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scale-out run, fit and report, end to end, on this machine:
 #
-#   scripts/scale-out.sh gateway --max-n 4 [--target 1500] [--run-id ID] [--duration S] [--n 5]
+#   scripts/scale-out.sh gateway|dispatcher|connection-manager --max-n 4 [--target 1500] [--run-id ID] [--duration S] [--n 5]
 #
 # Installs locust/ with its load-test dependencies into the venv if needed, then runs
 # `python -m herald_load capacity` (locust/src/herald_load/__main__.py): builds the jars if missing,

@@ -7,7 +7,8 @@
 #      with npm, services/dispatcher/console/build.sh), then the console's browser tests;
 #   4. one test cluster (kwok nodes and a real node: containerd, kubelet, kube-proxy) shared by the
 #      chart tests, the real-node tests and KEDA scaling real gateway pods (scripts/k8s/test-cluster.sh,
-#      tests/charts, tests/node, tests/autoscaling).
+#      tests/charts, tests/node, tests/autoscaling, and a short scale-out run in Kubernetes mode:
+#      tests/capacity).
 #
 # Usage: scripts/test.sh [extra Maven arguments, e.g. -pl :gateway -am]
 #
@@ -116,7 +117,7 @@ fi
 # metric scrapes).
 log "Kubernetes: the shared test cluster (scripts/k8s/test-cluster.sh)"
 bash "${HERALD_ROOT}/scripts/k8s/test-cluster.sh" ||
-  failed+=("cluster tests (tests/charts, tests/node, tests/autoscaling; scripts/k8s/test-cluster.sh)")
+  failed+=("cluster tests (tests/charts, tests/node, tests/autoscaling, tests/capacity; scripts/k8s/test-cluster.sh)")
 
 if ((${#failed[@]})); then
   printf 'FAILED: %s\n' "${failed[@]}" >&2

@@ -1,9 +1,9 @@
-"""Fixtures of every suite that uses the real node (tests/node, tests/autoscaling): the run's shared
-cluster (tests/sharedcluster.py) when HERALD_TEST_CLUSTER names one, else a cluster like it for the
-session, torn down at its end with a check that nothing is left; the RabbitMQ operators and Herald
-installed on its node once per session (scripts/k8s/test-cluster.sh runs tests/node and
-tests/autoscaling in one session, so both use one installation). Made on first use: the chart
-tests, which need none of them, never start them.
+"""Fixtures of every suite that uses the real node (tests/node, tests/autoscaling, tests/capacity): the
+run's shared cluster (tests/sharedcluster.py) when HERALD_TEST_CLUSTER names one, else a cluster like
+it for the session, torn down at its end with a check that nothing is left; the RabbitMQ operators
+and Herald installed on its node once per session (scripts/k8s/test-cluster.sh runs tests/node,
+tests/autoscaling and tests/capacity in one session, so all use one installation). Made on first
+use: the chart tests, which need none of them, never start them.
 
 Usage (scripts/k8s/test-node.sh builds the tools and images, then runs this as root):
   pytest tests/node      HERALD_K8S_KEEP=true keeps the cluster running (and skips the teardown check)

@@ -142,6 +142,35 @@ class Herald:
 
 # ---------------------------------------------------------------- try it: the README's command
 
+def bring_up(cluster, directory: Path, say=print) -> Herald:
+    """`cluster` (a SharedCluster made with busybox and RabbitMQ's images) up, the images built (cached)
+    and imported, the RabbitMQ operators and Herald installed; the admin token in DIR/admin-token."""
+    from rabbitmq_operators import install_operators
+    from sharedcluster import built_image
+
+    say(f"==> bringing up a control plane and a real node in {directory}")
+    attached = cluster.up()
+    say("==> building (or finding cached) the images and importing them into the node")
+    herald = prepared(attached.kube, attached.socket, built_image("busybox")[0])
+    say(f"==> installing the RabbitMQ operators and Herald's releases ({', '.join(RELEASES)})")
+    install_operators(attached.kube)
+    herald.install()
+    token_file = directory / "admin-token"
+    token_file.touch(mode=0o600)
+    token_file.write_text(herald.admin_token + "\n")
+    return herald
+
+
+def tear_down(cluster, say=print) -> int:
+    """The cluster down; 1 (and what was left printed) if the teardown left anything."""
+    say("==> tearing down")
+    left = cluster.down()
+    if left:
+        say("the teardown left:\n" + "\n".join(left))
+        return 1
+    return 0
+
+
 def try_it(directory: Path) -> int:
     """scripts/k8s/try-node.sh: the shared cluster with Herald installed and the demo run through its
     Services; then it waits (Ctrl-C or SIGTERM tears everything down, with the leftover check)."""
@@ -149,8 +178,8 @@ def try_it(directory: Path) -> int:
     import threading
 
     from herald_load.demo import DemoError
-    from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES, install_operators
-    from sharedcluster import SharedCluster, built_image
+    from rabbitmq_operators import IMAGE_KINDS as RABBITMQ_IMAGES
+    from sharedcluster import SharedCluster
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -158,23 +187,14 @@ def try_it(directory: Path) -> int:
     cluster = SharedCluster(directory, ["busybox", *RABBITMQ_IMAGES])
     rc = 0
     try:
-        print(f"==> bringing up a control plane and a real node in {directory}", flush=True)
-        attached = cluster.up()
-        print("==> building (or finding cached) the images and importing them into the node", flush=True)
-        herald = prepared(attached.kube, attached.socket, built_image("busybox")[0])
-        print(f"==> installing the RabbitMQ operators and Herald's releases ({', '.join(RELEASES)})", flush=True)
-        install_operators(attached.kube)
-        herald.install()
-        token_file = directory / "admin-token"
-        token_file.touch(mode=0o600)
-        token_file.write_text(herald.admin_token + "\n")
+        herald = bring_up(cluster, directory, say=lambda line: print(line, flush=True))
         target = herald.demo_target()
         herald.send_demo_traffic(say=print)
         print(f"""
 Herald runs on the local node. From this machine:
-  export KUBECONFIG={attached.kube.kubeconfig}
+  export KUBECONFIG={herald.kube.kubeconfig}
   kubectl get pods -n {herald.namespace}
-  curl -H "Authorization: Bearer $(cat {token_file})" {target.dispatcher}/v1/apps/demo
+  curl -H "Authorization: Bearer $(cat {directory / "admin-token"})" {target.dispatcher}/v1/apps/demo
   dispatcher {target.dispatcher}   MQTT {target.mqtt_host}:1883   sandbox {target.sandbox}
 Ctrl-C tears the node and the control plane down.""", flush=True)
         stop.wait()
@@ -182,11 +202,7 @@ Ctrl-C tears the node and the control plane down.""", flush=True)
         print(f"ERROR: {error}")
         rc = 1
     finally:
-        print("==> tearing down", flush=True)
-        left = cluster.down()
-        if left:
-            print("the teardown left:\n" + "\n".join(left))
-            rc = 1
+        rc = tear_down(cluster, say=lambda line: print(line, flush=True)) or rc
     return rc
 
 

@@ -1,11 +1,15 @@
-"""Kubernetes mode against a stand-in kubectl that records its calls (no cluster here)."""
+"""Kubernetes mode against a stand-in kubectl that records its calls and answers like a cluster with
+one node, a Deployment of N pods, RabbitMQ's metrics and the sandbox (the real cluster: the smoke
+test in tests/node and scripts/k8s/scale-out-node.sh)."""
 
 from __future__ import annotations
 
 import json
 import stat
 
-from herald_load.kube import BEGIN, END, KubeTarget, job_manifest, run_kubernetes, split_csv_log
+from herald_load.kube import BEGIN, END, LABELS, KubeTarget, configmap_manifest, job_manifest, \
+    plateau_resources, run_kubernetes, split_csv_log
+from herald_load.counted import counted_points
 from herald_load.scaleout import ScaleOutSettings
 
 HISTORY = "Timestamp,User Count,Type,Name,Requests/s,Failures/s\n1,2,DELIVERY,provider deliveries,300,0\n"
@@ -15,64 +19,200 @@ def fake_kubectl(tmp_path):
     calls = tmp_path / "calls.jsonl"
     script = tmp_path / "kubectl"
     script.write_text(f"""#!/usr/bin/env python3
-import json, sys
+import json, sys, time
 args = sys.argv[1:]
 stdin = sys.stdin.read() if "-f" in args else None
 with open({str(calls)!r}, "a") as out:
     out.write(json.dumps({{"args": args, "stdin": stdin}}) + "\\n")
+tick = time.time()  # counters that grow like the kubelet's (the sampler calls from its own thread)
+pod = lambda name, app: {{"metadata": {{"name": name, "labels": {{"app.kubernetes.io/name": app}}}},
+                         "spec": {{"nodeName": "node-a"}}, "status": {{"podIP": "10.0.0.7"}}}}
 if "logs" in args:
     print("locust noise")
     print({BEGIN!r} + "locust_stats_history.csv")
     sys.stdout.write({HISTORY!r})
     print({END!r})
-if "current-context" in args:
+elif "current-context" in args:
     print("test-cluster")
+elif "--raw" in args:
+    path = args[args.index("--raw") + 1]
+    if path.endswith("/stats/summary"):
+        print(json.dumps({{"node": {{"cpu": {{"usageCoreNanoSeconds": int(tick * 10**9)}}}},
+                          "pods": [{{"podRef": {{"name": "gw-1", "namespace": "herald"}},
+                                     "cpu": {{"usageCoreNanoSeconds": int(tick * 10**8)}}}}]}}))
+    elif path.endswith("/actuator/prometheus"):
+        print('herald_dispatcher_accepted_total{{kind="devices",priority="normal"}} ' + str(int(tick * 40)))
+        print('herald_dispatcher_accepted_total{{kind="topic",priority="normal"}} ' + str(int(tick * 10)))
+    elif path.endswith("/metrics"):
+        print('rabbitmq_queue_messages{{vhost="/",queue="herald.send.normal"}} 42')
+    else:
+        print(json.dumps({{"accepted": int(tick * 100)}}))
+elif args[2:4] == ["get", "deployment/herald-gateway"]:
+    print(json.dumps({{"spec": {{"replicas": 3, "selector": {{"matchLabels": {{"app": "gw"}}}}, "template": {{"spec": {{
+        "containers": [{{"name": "gateway", "image": "gw:1", "resources": {{"limits": {{"cpu": "250m"}}}},
+        "startupProbe": {{"periodSeconds": 2, "failureThreshold": 150}},
+        "livenessProbe": {{"periodSeconds": 10, "timeoutSeconds": 3, "failureThreshold": 3}}}}]}}}}}}}}))
+elif args[2:4] == ["get", "pods"] and "-l" in args:
+    print(json.dumps({{"items": [pod("gw-1", "gateway")]}}))
+elif args[2:4] == ["get", "pods"]:
+    print(json.dumps({{"items": [pod("gw-1", "gateway"), pod("herald-rabbitmq-server-0", "herald-rabbitmq")]}}))
+elif args[2] == "get" and args[3].startswith("job/"):
+    print(json.dumps({{"status": {{"succeeded": 1}}}}))
+elif args[:2] == ["get", "node"]:
+    print(json.dumps({{"status": {{"capacity": {{"cpu": "2"}}}}}}))
 """)
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return script, calls
 
 
-def test_kubernetes_mode_scales_runs_a_job_and_stores_its_csvs(tmp_path):
+def target(kubectl="kubectl", **overrides) -> KubeTarget:
+    return KubeTarget("herald", "herald-gateway", "http://d:8080", "http://s:9090", "local/locust:1",
+                      kubectl=str(kubectl), sample_every_s=0.05, warmup_s=0, **overrides)
+
+
+def test_kubernetes_mode_scales_runs_a_job_samples_and_stores_its_csvs(tmp_path):
     kubectl, calls = fake_kubectl(tmp_path)
-    target = KubeTarget("herald", "herald-gateway", "http://d:8080", "http://s:9090",
-                        kubectl=str(kubectl))
+    lines = []
 
-    measured = run_kubernetes(tmp_path / "run", [1, 2], ScaleOutSettings(duration_s=60), target,
-                              say=lambda _line: None)
+    measured = run_kubernetes(tmp_path / "run", [2, 1], ScaleOutSettings(duration_s=60),
+                              target(kubectl, cpu_limit="250m"), say=lines.append)
 
-    assert measured == [1, 2]
-    recorded = [json.loads(line) for line in calls.read_text().splitlines()]
-    verbs = [c["args"][2] for c in recorded]
-    assert verbs[:6] == ["apply", "scale", "rollout", "apply", "wait", "logs"]
-    assert recorded[1]["args"][2:] == ["scale", "deployment/herald-gateway", "--replicas=1"]
-    job = json.loads(recorded[3]["stdin"])
-    assert job["kind"] == "Job"
-    assert (tmp_path / "run" / "n=2" / "locust_stats_history.csv").read_text() == HISTORY
-    meta = json.loads((tmp_path / "run" / "n=2" / "meta.json").read_text())
-    assert meta["complete"] and meta["machine"]["context"] == "test-cluster"
+    assert measured == [2, 1]
+    recorded = [json.loads(line)["args"] for line in calls.read_text().splitlines()]
+    assert ["-n", "herald", "set", "resources", "deployment/herald-gateway", "--limits=cpu=250m"] in recorded
+    scales = [a[4] for a in recorded if a[2] == "scale"]
+    assert scales == ["--replicas=2", "--replicas=1"]
+    job = json.loads(next(json.loads(line)["stdin"] for line in calls.read_text().splitlines()
+                          if '"kind": "Job"' in (json.loads(line)["stdin"] or "")))
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["HERALD_GATEWAY_METRICS"] == "http://10.0.0.7:8081"
+    folder = tmp_path / "run" / "n=2"
+    assert (folder / "locust_stats_history.csv").read_text() == HISTORY
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["complete"] and meta["machine"]["mode"] == "kubernetes"
+    assert meta["machine"]["context"] == "test-cluster"
     assert meta["throughput_row"] == "provider deliveries"
+    assert "max_in_flight" not in meta["settings"]          # the Deployment's own configuration instead
+    assert meta["deployment"]["containers"][0]["resources"] == {"limits": {"cpu": "250m"}}
+    assert meta["resources"]["queues"]["herald.send.normal"]["max"] == 42
+    assert meta["resources"]["nodes_cores"]["node-a"] > 0
+    assert "gateway" in meta["resources"]["components_cores"]
+    assert (folder / "resources.csv").read_text().startswith("t_s,kind,name,value")
+    assert any("deliveries/s" in line and "min of the run left" in line for line in lines)
+    # Left as found: the next service's run must not be limited by this one's settings.
+    restore = json.loads(next(a for a in reversed(recorded) if a[2] == "patch")[-1])
+    assert {"op": "replace", "path": "/spec/replicas", "value": 3} in restore
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/resources",
+            "value": {"limits": {"cpu": "250m"}}} in restore
+    # Throttled pods answer probes late: loosened for the run, put back after it.
+    patches = [json.loads(a[-1]) for a in recorded if a[2] == "patch"]
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
+            "value": {"periodSeconds": 10, "timeoutSeconds": 10, "failureThreshold": 12}} in patches[0]
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
+            "value": {"periodSeconds": 10, "timeoutSeconds": 3, "failureThreshold": 3}} in restore
+    # A JVM starting under a small limit gets SLOW_START_S (900 s) to pass its startup probe.
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/startupProbe",
+            "value": {"periodSeconds": 2, "timeoutSeconds": 10, "failureThreshold": 450}} in patches[0]
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/startupProbe",
+            "value": {"periodSeconds": 2, "failureThreshold": 150}} in restore
 
-    # Resumed: nothing left to do, kubectl only applies the ConfigMap.
-    assert run_kubernetes(tmp_path / "run", [1, 2], ScaleOutSettings(duration_s=60), target,
+    # Resumed: nothing left to do, and no kubectl call at all.
+    before = len(calls.read_text().splitlines())
+    assert run_kubernetes(tmp_path / "run", [1, 2], ScaleOutSettings(duration_s=60), target(kubectl),
                           say=lambda _line: None) == []
+    assert len(calls.read_text().splitlines()) == before
 
 
-def test_job_runs_non_root_read_only_with_the_backlog_for_its_n():
-    target = KubeTarget("herald", "herald-gateway", "http://d:8080", "http://s:9090")
-
-    job = job_manifest("j", "cm", target, ScaleOutSettings(backlog_per_replica=1500), 3)
+def test_job_runs_non_root_read_only_on_the_chosen_node_with_the_backlog_for_its_n():
+    job = job_manifest("j", "cm", target(node_selector=(("herald.dev/real-node", "true"),),
+                                         tolerations=("herald.dev/real-node=true:NoSchedule",)),
+                       ScaleOutSettings(backlog_per_replica=1500), 3)
 
     pod = job["spec"]["template"]["spec"]
     container = pod["containers"][0]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert container["image"] == "local/locust:1"
+    assert "limits" not in container["resources"]
+    assert pod["nodeSelector"] == {"herald.dev/real-node": "true"}
+    assert pod["tolerations"] == [{"key": "herald.dev/real-node", "operator": "Equal", "value": "true",
+                                   "effect": "NoSchedule"}]
     env = {e["name"]: e for e in container["env"]}
     assert env["HERALD_LOAD_BACKLOG"]["value"] == "4500"
     assert "secretKeyRef" in env["HERALD_ADMIN_TOKEN"]["valueFrom"]
     assert "--csv-full-history" in container["command"][2]
 
 
+def test_what_a_run_makes_carries_one_label_so_a_selector_finds_what_it_left():
+    job = job_manifest("j", "cm", target(), ScaleOutSettings(), 1)
+    configmap = configmap_manifest("cm", "gateway_deliveries.py")
+
+    assert job["metadata"]["labels"] == LABELS
+    assert job["spec"]["template"]["metadata"]["labels"] == LABELS
+    assert configmap["metadata"]["labels"] == LABELS
+
+
+def test_plateau_resources_are_rates_over_the_window_only():
+    rows = [(t, "cpu_ns", "pod/gw-1", t * 0.25e9 if t <= 20 else 5e9 + (t - 20) * 1e9)
+            for t in range(0, 31, 5)]
+    rows += [(t, "cpu_ns", "node/a", t * 1.5e9) for t in range(0, 31, 5)]
+    rows += [(t, "queue", "q", float(t)) for t in range(0, 31, 5)]
+
+    resources = plateau_resources(rows, 5, 20, {"gw-1": "gateway"})
+
+    assert resources["pods_cores"] == {"gw-1": 0.25}
+    assert resources["components_cores"] == {"gateway": 0.25}
+    assert resources["nodes_cores"] == {"a": 1.5}
+    assert resources["queues"]["q"] == {"mean": 12.5, "max": 20.0}
+
+
 def test_split_csv_log_keeps_only_the_marked_files():
     log = f"noise\n{BEGIN}a.csv\nx,y\n1,2\n{END}\nmore noise\n{BEGIN}b.csv\nz\n{END}\n"
 
     assert split_csv_log(log) == {"a.csv": "x,y\n1,2\n", "b.csv": "z\n"}
+
+
+def test_dispatcher_runs_report_the_dispatchers_own_accept_rate_from_their_pods(tmp_path):
+    kubectl, calls = fake_kubectl(tmp_path)
+    lines = []
+
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(service="dispatcher", duration_s=60),
+                   target(kubectl), say=lines.append)
+
+    recorded = [json.loads(line)["args"] for line in calls.read_text().splitlines()]
+    assert ["-n", "herald", "get", "--raw",
+            "/api/v1/namespaces/herald/pods/gw-1:8080/proxy/actuator/prometheus"] in recorded
+    resources = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())["resources"]
+    assert 40 <= resources["service_rate_per_s"] <= 60     # both series summed, per second
+    assert any("herald_dispatcher_accepted_total/s" in line for line in lines)
+
+
+def test_connection_manager_job_connects_its_devices_through_the_mqtt_service():
+    settings = ScaleOutSettings(service="connection-manager", users_per_replica=20)
+    job = job_manifest("j", "cm", target(), settings, 2)
+
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["HERALD_MQTT_HOST"] == "herald-connection-manager-mqtt"
+    assert env["HERALD_MQTT_DEVICES"] == "40"            # one device per user at most: never short
+    assert env["HERALD_MQTT_SEND_WAIT"] == "0"
+    assert "MqttDevice PushToDevices" in container["command"][2]
+    assert " -u 40 " in container["command"][2]
+
+
+def test_counted_points_are_the_services_own_counter_over_the_plateau_window(tmp_path):
+    folder = tmp_path / "run" / "n=2"
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"n": 2, "service": "dispatcher",
+                                                  "resources": {"window_s": [10, 40]}}))
+    rows = ["t_s,kind,name,value", "0,counter,pod/a,0", "0,counter,pod/b,0"]
+    for t, a, b in ((10, 1000, 500), (20, 2000, 1100), (30, 3000, 1600), (40, 4000, 2300)):
+        rows += [f"{t},counter,pod/a,{a}", f"{t},counter,pod/b,{b}", f"{t},sandbox_accepted,sandbox,{t * 7}"]
+    (folder / "resources.csv").write_text("\n".join(rows) + "\n")
+
+    [point] = counted_points(tmp_path / "run")
+
+    assert point["n"] == 2 and point["samples"] == 4     # the sample before the window left out
+    assert point["throughput"] == 160.0                  # (6300 - 1500) / 30 s, both pods
+    assert point["source"] == "herald_dispatcher_accepted_total"

@@ -17,6 +17,8 @@
 #             install refuses: the proxy answers 403 to their version listings) and cached by module
 #             and Go version; the image holds only /manager, passwd and the CA bundle; user 65532
 #   redis     Debian's redis-server on the base's Debian root (with the libraries it links); user 65532
+#   locust    the load generator: Debian's Python 3.11 and Locust with the scenarios' libraries from PyPI
+#             (herald_load's Kubernetes mode runs it as a Job); user 65532
 # Each is a docker-save style tarball (manifest.json, config JSON, one tar per layer): Jib takes it as
 # a base (-Djib.from.image=tar://...), containerd imports it (ctr -n k8s.io images import
 # --index-name NAME FILE). base and pause are cached in ~/.cache/herald/images/<key>/, the key a hash
@@ -24,7 +26,7 @@
 # release file); their tars are deterministic (sorted entries, fixed mtimes and owners).
 #
 # Usage: scripts/k8s/images.sh base|pause|services|busybox|rabbitmq|rabbitmq-cluster-operator|
-#                             messaging-topology-operator|redis|build   (build = the first three)
+#                             messaging-topology-operator|redis|locust|build   (build = the first three)
 #   prints one line per image: the name to import it under, then its tarball
 # Env:   HERALD_IMAGE_BASE=<Jib image reference> builds the services on another base (e.g. scratch)
 set -euo pipefail
@@ -206,24 +208,33 @@ RABBITMQ_PACKAGES=(rabbitmq-server bash dash coreutils sed grep hostname)
 RABBITMQ_EXCLUDED=(adduser logrotate lsb-base init-system-helpers python3)
 RABBITMQ_USER_ID=999  # the operator's StatefulSet sets runAsUser 999 (internal/resource/statefulset.go)
 
-rabbitmq_root() {
-  local root="$1" debootstrap="$2" deb
+# foreign_root ROOT DEBOOTSTRAP INCLUDE PACKAGES EXCLUDED: the files of PACKAGES (comma-separated) and
+# of what they depend on, less EXCLUDED and what only those bring in (deb_closure.py), unpacked into
+# ROOT with the usrmerge links. The packages come from a debootstrap --foreign root with INCLUDE: it
+# only downloads and unpacks, so no maintainer script runs (no RabbitMQ is started here).
+foreign_root() {
+  local root="$1" debootstrap="$2" include="$3" packages="$4" excluded="$5" deb
   [[ $EUID -eq 0 ]] || die "debootstrap needs root"
   command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
   mkdir -p "${CACHE}/debs"
-  # --foreign only downloads and unpacks: no maintainer script runs, so no RabbitMQ is started here.
-  log "debootstrap --foreign --include=rabbitmq-server ${SUITE} (packages cached in ${CACHE}/debs)" >&2
-  debootstrap --variant=minbase --foreign --include=rabbitmq-server,hostname --cache-dir="${CACHE}/debs" \
+  log "debootstrap --foreign --include=${include} ${SUITE} (packages cached in ${CACHE}/debs)" >&2
+  debootstrap --variant=minbase --foreign --include="$include" --cache-dir="${CACHE}/debs" \
     "$SUITE" "$debootstrap" "$MIRROR" >"${debootstrap}.log" 2>&1 ||
     die "debootstrap failed, see ${debootstrap}.log: $(tail -3 "${debootstrap}.log")"
   mkdir -p "$root"/{usr/bin,usr/lib,usr/lib64,usr/sbin}
   for link in bin lib lib64 sbin; do ln -s "usr/${link}" "${root}/${link}"; done
-  python3 "$(dirname "${BASH_SOURCE[0]}")/deb_closure.py" "$debootstrap" "$(IFS=,; echo "${RABBITMQ_PACKAGES[*]}")" \
-    "$(IFS=,; echo "${RABBITMQ_EXCLUDED[*]}")" >"${debootstrap}.debs"
+  python3 "$(dirname "${BASH_SOURCE[0]}")/deb_closure.py" "$debootstrap" "$packages" "$excluded" >"${debootstrap}.debs"
   while read -r deb; do
     dpkg-deb --fsys-tarfile "$deb" | tar -C "$root" --keep-directory-symlink -xf -
   done <"${debootstrap}.debs"
-  rm -rf "$root"/usr/share/{doc,man,info,lintian,locale} "$root"/etc/{cron.daily,logrotate.d,init.d}
+  rm -rf "$root"/usr/share/{doc,man,info,lintian,locale}
+}
+
+rabbitmq_root() {
+  local root="$1" debootstrap="$2"
+  foreign_root "$root" "$debootstrap" rabbitmq-server,hostname "$(IFS=,; echo "${RABBITMQ_PACKAGES[*]}")" \
+    "$(IFS=,; echo "${RABBITMQ_EXCLUDED[*]}")"
+  rm -rf "$root"/etc/{cron.daily,logrotate.d,init.d}
   # What the rabbitmq-* scripts of /usr/sbin (Debian's wrappers, which switch to the user) would
   # run; PATH leads to the scripts themselves. Data, logs and the cookie live in /var/lib/rabbitmq,
   # an emptyDir under the operator (mnesia/ its persistence volume).
@@ -337,6 +348,45 @@ redis_image() {
   echo "$(cat "${OUT}/redis.name") ${OUT}/redis.tar"
 }
 
+# The load generator's image (locust/src/herald_load/kube.py runs it as a Job): Debian's Python 3.11,
+# libstdc++ (greenlet's C++ extension), and dash, coreutils and sed for the Job's script, unpacked from
+# their packages (foreign_root); Locust and the scenarios' libraries from PyPI as cp311 manylinux
+# wheels (pip --target, whatever Python runs pip), compiled ahead with unchecked-hash pycs, which stay
+# valid at the tarball's fixed mtimes on a read-only root. Its own layer, so a new Locust pin leaves
+# the Python layer as it is. User 65532.
+LOCUST_PACKAGES=(python3 libstdc++6 dash coreutils sed)
+LOCUST_REQUIREMENTS=(locust==2.47.0 requests==2.34.2 paho-mqtt==2.2.0)
+
+locust_image() {
+  local work
+  if [[ ! -s "${OUT}/locust.tar" ]]; then
+    work="$(mktemp -d "${CACHE}/work.XXXXXX")"
+    mkdir -p "$OUT" "${work}/site/opt/locust"
+    local started=$SECONDS
+    foreign_root "${work}/root" "${work}/debootstrap" python3 "$(IFS=,; echo "${LOCUST_PACKAGES[*]}")" ""
+    mkdir -p "${work}/root/tmp" "${work}/root/home/nonroot"
+    chmod 1777 "${work}/root/tmp"
+    printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%s:%s:nonroot:/home/nonroot:/sbin/nologin\n' \
+      "$USER_ID" "$USER_ID" >"${work}/root/etc/passwd"
+    printf 'root:x:0:\nnonroot:x:%s:\n' "$USER_ID" >"${work}/root/etc/group"
+    ldconfig -r "${work}/root"
+    rm -f "${work}/root/var/cache/ldconfig/aux-cache"
+    log "pip: ${LOCUST_REQUIREMENTS[*]} (cp311 manylinux wheels)" >&2
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-compile --target "${work}/site/opt/locust" \
+      --only-binary=:all: --implementation cp --python-version 3.11 --abi cp311 \
+      --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 "${LOCUST_REQUIREMENTS[@]}" >&2
+    rm -rf "${work}/site/opt/locust/bin"
+    "${work}/root/usr/bin/python3.11" -m compileall -q -j0 --invalidation-mode unchecked-hash \
+      "${work}/root/usr/lib/python3.11" "${work}/site/opt/locust" >/dev/null
+    image_tar "${OUT}/locust.tar" "docker.io/local/herald-locust:${KEY}" \
+      "{\"User\":\"${USER_ID}:${USER_ID}\",\"Env\":[\"PATH=/usr/bin:/bin\",\"PYTHONPATH=/opt/locust\",\"PYTHONDONTWRITEBYTECODE=1\",\"HOME=/tmp\",\"LANG=C.UTF-8\"],\"Entrypoint\":[\"/usr/bin/python3\",\"-m\",\"locust\"],\"WorkingDir\":\"/tmp\"}" \
+      "${work}/root" "${work}/site"
+    rm -rf "$work"
+    log "locust image built in $((SECONDS - started)) s" >&2
+  fi
+  echo "docker.io/local/herald-locust:${KEY} ${OUT}/locust.tar"
+}
+
 services() {
   local base="${HERALD_IMAGE_BASE:-}" module version flags=(-B -q)
   [[ -n "$base" ]] || base="tar://$(cached_images base | cut -d' ' -f2)"
@@ -362,10 +412,11 @@ case "${1:-}" in
     operator_image messaging-topology-operator github.com/rabbitmq/messaging-topology-operator \
       RABBITMQ_TOPOLOGY_OPERATOR_VERSION ;;
   redis) redis_image ;;
+  locust) locust_image ;;
   build)
     cached_images base
     cached_images pause
     services
     ;;
-  *) die "usage: $0 base|pause|services|busybox|rabbitmq|rabbitmq-cluster-operator|messaging-topology-operator|redis|build" ;;
+  *) die "usage: $0 base|pause|services|busybox|rabbitmq|rabbitmq-cluster-operator|messaging-topology-operator|redis|locust|build" ;;
 esac

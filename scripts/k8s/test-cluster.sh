@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every cluster suite on ONE test cluster (tests/sharedcluster.py): a control plane with three kwok
 # nodes and a real node (containerd, runc, CNI, kubelet, kube-proxy, CoreDNS), brought up once and
-# shared by the chart tests (tests/charts: kwok nodes), the real-node tests (tests/node) and KEDA
-# scaling real pods (tests/autoscaling: KEDA as host processes), then torn down with a check that
+# shared by the chart tests (tests/charts: kwok nodes), the real-node tests (tests/node), KEDA
+# scaling real pods (tests/autoscaling: KEDA as host processes) and a short scale-out run in
+# Kubernetes mode (tests/capacity: runner, fit and report), then torn down with a check that
 # nothing is left. After it, the node tests that need the machine to themselves
 # run on a node of their own: the teardown check can fail, and a second node starts clean.
 #
@@ -26,8 +27,8 @@ bash "${HERALD_ROOT}/scripts/k8s/keda-build.sh" >/dev/null
 # Built before the cluster starts, so the first suite's timings hold no image builds: the node's
 # own (pause, busybox for test pods, RabbitMQ and its operators) and Herald's (Redis, the services:
 # Jib over the jars Maven built).
-log "images: pause, busybox, RabbitMQ and its operators, Redis, the services (scripts/k8s/images.sh; cached)"
-for kind in pause busybox rabbitmq rabbitmq-cluster-operator messaging-topology-operator redis services; do
+log "images: pause, busybox, RabbitMQ and its operators, Redis, the services, Locust (scripts/k8s/images.sh; cached)"
+for kind in pause busybox rabbitmq rabbitmq-cluster-operator messaging-topology-operator redis services locust; do
   bash "${HERALD_ROOT}/scripts/k8s/images.sh" "$kind" >/dev/null
 done
 PY="$(bash "${HERALD_ROOT}/scripts/k8s/test-venv.sh")"
@@ -36,11 +37,11 @@ log "tools and images ready after $((SECONDS - started)) s"
 work="$(mktemp -d /tmp/herald-cluster.XXXXXX)"
 pytest=("$PY" -m pytest -v -s -p no:cacheprovider --rootdir "$HERALD_ROOT")
 rc=0
-# tests/node and tests/autoscaling in one session: one installation of Herald on the node for both.
-log "the shared cluster in ${work}: chart tests, then real-node tests and KEDA on real pods"
+# tests/node, tests/autoscaling and tests/capacity in one session: one installation of Herald on the node.
+log "the shared cluster in ${work}: chart tests, then real-node tests, KEDA on real pods and a short scale-out"
 (cd "$HERALD_ROOT" && "$PY" tests/sharedcluster.py run "$work" \
   -- "${pytest[@]}" tests/charts \
-  -- "${pytest[@]}" tests/node tests/autoscaling) || rc=$?
+  -- "${pytest[@]}" tests/node tests/autoscaling tests/capacity) || rc=$?
 log "the shared cluster's suites took $((SECONDS - started)) s"
 log "the teardown check can fail, and a second node on this machine starts clean (on a node of its own)"
 (cd "$HERALD_ROOT" && "${pytest[@]}" tests/node/test_leftovers.py tests/node/test_teardown.py) || rc=1

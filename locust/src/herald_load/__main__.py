@@ -6,8 +6,10 @@
 
     python -m herald_load scale-out runs/<run-id> --service gateway --max-n 4      # local
     python -m herald_load scale-out runs/<run-id> --n 5                             # one more N
-    python -m herald_load scale-out runs/<run-id> --mode kubernetes --namespace herald ...
+    python -m herald_load scale-out runs/<run-id> --mode kubernetes --namespace herald \
+        --locust-image docker.io/local/herald-locust:KEY --cpu-limit 250m --descending ...
     python -m herald_load report runs/<run-id> --target 1500                       # notebook -> HTML
+    python -m herald_load counted runs/<run-id> --out points.csv   # each N from the service's counter
 
 ``capacity`` is the two in one (what ``scripts/scale-out.sh`` runs): builds the jars if missing,
 measures into ``locust/runs/<run-id>/`` (default ``<service>-<UTC date>``, git-ignored) and writes
@@ -60,9 +62,26 @@ def _parser() -> argparse.ArgumentParser:
                       help="dispatcher URL as seen from inside the cluster")
     kube.add_argument("--sandbox-url", default="http://herald-provider-sandbox:9090",
                       help="provider sandbox URL as seen from inside the cluster")
-    kube.add_argument("--admin-secret", default="herald-admin",
+    kube.add_argument("--admin-secret", default="herald-app",
                       help="Secret with key admin-token (the dispatcher's admin token)")
-    kube.add_argument("--locust-image", default="locustio/locust:2.47.0")
+    kube.add_argument("--locust-image", default=None,
+                      help="Locust image on the nodes (scripts/k8s/images.sh locust prints it)")
+    kube.add_argument("--cpu-limit", default=None, metavar="CPU",
+                      help="CPU limit set on the Deployment before the run, e.g. 250m")
+    kube.add_argument("--cpu-request", default=None, metavar="CPU")
+    kube.add_argument("--memory-limit", default=None, metavar="MEMORY",
+                      help="memory limit set on the Deployment, e.g. 1Gi (the JVM's heap follows it)")
+    kube.add_argument("--node-selector", action="append", default=[], metavar="KEY=VALUE",
+                      help="where the Locust Job's pod may run (repeatable)")
+    kube.add_argument("--toleration", action="append", default=[], metavar="KEY=VALUE:EFFECT",
+                      help="a taint the Locust Job's pod tolerates (repeatable)")
+    kube.add_argument("--descending", action="store_true",
+                      help="measure the largest N first (scaling down starts no JVM)")
+    kube.add_argument("--warmup", type=float, default=90.0, metavar="SECONDS",
+                      help="seconds of each Job left out of the CPU and queue figures")
+    kube.add_argument("--warm-up-run", type=float, default=0.0, metavar="SECONDS",
+                      help="a discarded Locust Job of SECONDS at the first N before measuring "
+                           "(cold JVMs under a small CPU limit)")
 
     report = sub.add_parser("report", help="execute the scale-out notebook into an HTML report")
     report.add_argument("run_dir", type=Path)
@@ -84,8 +103,9 @@ def capacity(argv: list[str]) -> int:
     """``capacity SERVICE [--run-id ID] [runner and report options]``: scale-out, then report."""
     from datetime import datetime, timezone
     from .processes import build_jars_if_missing, repository_root
-    if not argv or argv[0] not in ("gateway", "dispatcher"):
-        print("usage: python -m herald_load capacity gateway|dispatcher [--max-n K] "
+    from .scaleout import SCENARIOS
+    if not argv or argv[0] not in SCENARIOS:
+        print(f"usage: python -m herald_load capacity {'|'.join(SCENARIOS)} [--max-n K] "
               "[--target X/s] [--run-id ID] ...", file=sys.stderr)
         return 2
     service, rest = argv[0], argv[1:]
@@ -95,14 +115,21 @@ def capacity(argv: list[str]) -> int:
         option = rest.pop(0)
         if option == "--run-id":
             run_id = rest.pop(0)
-        elif option in ("--target", "--fit-max-n", "--warmup"):
+        elif option in ("--target", "--fit-max-n"):
             report += [option, rest.pop(0)]
+        elif option == "--warmup":        # the report's plateau and the runner's resource window
+            value = rest.pop(0)
+            report += [option, value]
+            runner += [option, value]
         else:
             runner.append(option)
-    build_jars_if_missing(["provider-sandbox", "dispatcher", "gateway"])
+    if "kubernetes" not in runner:       # the cluster runs its own images
+        build_jars_if_missing(["provider-sandbox", "dispatcher", "gateway"])
     run_dir = str(repository_root() / "locust" / "runs" / run_id)
     print(f"==> scale-out run {run_dir}", flush=True)
-    main(["scale-out", run_dir, "--service", service, *runner])
+    code = main(["scale-out", run_dir, "--service", service, *runner])
+    if code != 0:
+        return code
     print("==> report", flush=True)
     return main(["report", run_dir, *report])
 
@@ -114,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         return module.main(argv[1:])
     if argv and argv[0] == "capacity":
         return capacity(argv[1:])
+    if argv and argv[0] == "counted":
+        from .counted import main as counted
+        return counted(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "report":
         from .notebook import execute_report
@@ -122,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                              warmup_s=args.warmup)
         print(f"report: {out}")
         return 0
-    from .scaleout import ScaleOutSettings, run_local
+    from .scaleout import SCENARIOS, ScaleOutSettings, run_local
     replicas = sorted(set(args.n)) if args.n else list(range(1, args.max_n + 1))
     settings = ScaleOutSettings(service=args.service, duration_s=args.duration,
                                 sandbox_latency_ms=args.sandbox_latency_ms,
@@ -134,13 +164,27 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
 
     if args.mode == "local":
+        if not SCENARIOS[args.service].local:
+            print(f"{args.service}: only --mode kubernetes runs this scenario", file=sys.stderr)
+            return 2
         run_local(args.run_dir, replicas, settings, say=say)
     else:
         from .kube import KubeTarget, run_kubernetes
+        if not args.locust_image:
+            print("--mode kubernetes needs --locust-image (build it: scripts/k8s/images.sh locust)",
+                  file=sys.stderr)
+            return 2
         target = KubeTarget(namespace=args.namespace,
                             deployment=args.deployment or f"herald-{args.service}",
                             dispatcher_url=args.dispatcher_url, sandbox_url=args.sandbox_url,
-                            admin_secret=args.admin_secret, image=args.locust_image)
+                            admin_secret=args.admin_secret, image=args.locust_image,
+                            cpu_limit=args.cpu_limit, cpu_request=args.cpu_request,
+                            memory_limit=args.memory_limit,
+                            node_selector=tuple(tuple(s.split("=", 1)) for s in args.node_selector),
+                            tolerations=tuple(args.toleration), warmup_s=args.warmup,
+                            warm_up_run_s=args.warm_up_run)
+        if args.descending:
+            replicas = sorted(replicas, reverse=True)
         run_kubernetes(args.run_dir, replicas, settings, target, say=say)
     return 0
 

@@ -1,48 +1,83 @@
 """Kubernetes mode of the scale-out runner: ``kubectl scale`` a Deployment to N, wait until N
-replicas are ready, run Locust as a Job in the cluster, and collect its CSVs from the Job's log.
+replicas are ready, run Locust as a Job in the cluster, and collect its CSVs from the Job's log;
+meanwhile sample what each pod, the node and RabbitMQ's queues are doing.
 
-Why a Job and the log: the official image (``locustio/locust``) has Locust and ``requests``;
-the scenario and :mod:`herald_load` come in through a ConfigMap mounted at ``/mnt/locust``, and
-the container prints each CSV between markers after Locust exits, so nothing needs a volume
-that outlives the pod or ``kubectl cp`` into a finished container.
+Why a Job and the log: the Locust image (``scripts/k8s/images.sh locust``: Debian's Python and
+Locust from PyPI, built here) has Locust and the scenarios' libraries; the scenario and
+:mod:`herald_load` come in through a ConfigMap mounted at ``/mnt/config``, and the container prints
+each CSV between markers after Locust exits, so nothing needs a volume that outlives the pod or
+``kubectl cp`` out of a finished container.
 
-The Job provisions its own app (``test_start`` in the locustfile) through the dispatcher's
-admin API, with the admin token from a Secret (``--admin-secret``, key ``admin-token``). The
-sandbox's counters must be reachable from the Job (``--sandbox-url``).
+The Job provisions its own app (``test_start`` in the locustfile) through the dispatcher's admin
+API, with the admin token from a Secret (``--admin-secret``, key ``admin-token``).
 
-Not exercised end to end on the development machine (no cluster there); the manifests and the
-kubectl calls are unit-tested against a stand-in ``kubectl``.
+What is sampled every few seconds while the Job runs (``resources.csv`` in ``n=N/``, summed up
+over the plateau in ``meta.json``'s ``resources``), all through the API server so that it works
+wherever kubectl does:
+
+- each pod's and each node's CPU: the kubelet's ``/stats/summary`` (cgroup CPU usage, cumulative
+  ``usageCoreNanoSeconds``; a rate between two samples is cores in use). The node's figure is the
+  whole machine's (its root cgroup), which on the test node is the host every pod shares;
+- RabbitMQ's queue depths: its per-object Prometheus metrics (``rabbitmq_queue_messages``), read
+  through the API server's service proxy;
+- the provider sandbox's delivery count (the progress line's rate, gateway runs).
+
+The Deployment's CPU limit (``--cpu-limit``) is set with ``kubectl set resources`` before the first
+N and recorded with the rest of the Deployment's configuration in each meta.json.
 """
 
 from __future__ import annotations
 
+import csv
 import json
+import os
+import re
 import shutil
 import subprocess
+import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 from .machine import git_revision
 from .processes import repository_root
-from .scaleout import SCENARIOS, SCENARIO_DIR, ScaleOutSettings, completed, write_meta
+from .scaleout import SCENARIOS, SCENARIO_DIR, Scenario, ScaleOutSettings, still_to_measure, write_meta
 
-__all__ = ["KubeTarget", "job_manifest", "configmap_manifest", "split_csv_log", "run_kubernetes"]
+__all__ = ["KubeTarget", "LABELS", "job_manifest", "configmap_manifest", "split_csv_log", "run_kubernetes",
+           "plateau_resources"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 BEGIN, END = "=== herald-csv-begin ", "=== herald-csv-end"
+# Settings of the local mode that a Deployment's own configuration replaces (recorded instead).
+LOCAL_ONLY = ("max_in_flight", "gateway_consumers_normal", "gateway_prefetch", "audience_batch_size",
+              "jvm_options", "sandbox_latency_ms", "fixed_gateways")
+# On every object a run makes (the ConfigMap, each Job and its pod): one selector finds what a run
+# left, e.g. `kubectl delete jobs,configmaps -l app.kubernetes.io/name=herald-load`.
+LABELS = {"app.kubernetes.io/name": "herald-load"}
+_QUEUE_LINE = re.compile(r'^rabbitmq_queue_messages\{[^}]*queue="([^"]+)"[^}]*\}\s+([0-9.eE+-]+)')
 
 
 @dataclass(frozen=True)
 class KubeTarget:
     namespace: str
     deployment: str
-    dispatcher_url: str
+    dispatcher_url: str                  # as the Job's pod reaches it
     sandbox_url: str
-    admin_secret: str = "herald-admin"
-    image: str = "locustio/locust:2.47.0"
+    image: str                           # the Locust image, present on the nodes (images.sh locust)
+    admin_secret: str = "herald-app"
+    cpu_limit: str | None = None         # set on the Deployment's containers; None: as deployed
+    cpu_request: str | None = None
+    memory_limit: str | None = None      # e.g. the chart's 1Gi where a test values file shrank it
+    node_selector: tuple[tuple[str, str], ...] = ()   # where the Job's pod may run
+    tolerations: tuple[str, ...] = ()    # key=value:Effect, for the Job's pod
+    sandbox_service: str = "herald-provider-sandbox:9090"
+    rabbitmq_service: str = "herald-rabbitmq:15692"    # RabbitMQ's Prometheus port
+    metrics_port: int = 8081             # each pod's /actuator (the Job reads latency there)
+    sample_every_s: float = 10.0
+    warmup_s: float = 90.0               # left out of meta.json's resources (the ramp)
+    warm_up_run_s: float = 0.0           # a discarded Locust Job at the first N before measuring
     kubectl: str = "kubectl"
 
 
@@ -60,17 +95,27 @@ def configmap_manifest(name: str, scenario_file: str) -> dict:
     files = {f"scenarios__{scenario_file}": (SCENARIO_DIR / scenario_file).read_text()}
     for source in sorted(PACKAGE_DIR.glob("*.py")):
         files[f"herald_load__{source.name}"] = source.read_text()
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": files}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": LABELS},
+            "data": files}
+
+
+def _toleration(text: str) -> dict:
+    key_value, _, effect = text.partition(":")
+    key, _, value = key_value.partition("=")
+    return {"key": key, "operator": "Equal", "value": value, "effect": effect}
 
 
 def job_manifest(name: str, configmap: str, target: KubeTarget, settings: ScaleOutSettings,
-                 n: int) -> dict:
+                 n: int, gateway_metrics: list[str] = ()) -> dict:
     scenario = SCENARIOS[settings.service]
     users = settings.users(n)
-    locust = (f"locust -f /mnt/locust/scenarios/{scenario.locustfile} "
+    locust = (f"python3 -m locust -f /mnt/locust/scenarios/{scenario.locustfile} "
               f"{' '.join(scenario.user_classes)} --headless -u {users} -r {users} "
               f"-t {settings.duration_s}s --csv /tmp/out/locust --csv-full-history "
-              f"--host {target.dispatcher_url} --only-summary --stop-timeout 5")
+              f"--host {target.dispatcher_url} --only-summary --stop-timeout 5 --loglevel WARNING "
+              # Failed requests are in the CSVs (the report weighs them); a Job that failed
+              # because a few sends were refused would lose a whole N.
+              f"--exit-code-on-error 0")
     script = (
         "set -u; mkdir -p /tmp/out /mnt/locust/scenarios /mnt/locust/herald_load; "
         "for f in /mnt/config/*; do b=$(basename $f); "
@@ -78,33 +123,42 @@ def job_manifest(name: str, configmap: str, target: KubeTarget, settings: ScaleO
         f"{locust}; code=$?; "
         f"for f in /tmp/out/*.csv; do echo \"{BEGIN}$(basename $f)\"; cat $f; echo \"{END}\"; "
         "done; exit $code")
-    env = [{"name": "PYTHONPATH", "value": "/mnt/locust"},
+    env = [{"name": "PYTHONPATH", "value": "/mnt/locust:/opt/locust"},
            {"name": "HOME", "value": "/tmp"},          # read-only root filesystem
            {"name": "HERALD_SANDBOX_URL", "value": target.sandbox_url},
            {"name": "HERALD_DISPATCHERS", "value": target.dispatcher_url},
+           {"name": "HERALD_GATEWAY_METRICS", "value": ",".join(gateway_metrics)},
            {"name": "HERALD_LOAD_DEVICES", "value": str(settings.devices)},
            {"name": "HERALD_LOAD_BACKLOG", "value": str(settings.backlog_per_replica * n)},
+           {"name": "HERALD_MQTT_DEVICES", "value": str(users)},
+           *({"name": name, "value": value} for name, value in scenario.job_env),
            {"name": "HERALD_ADMIN_TOKEN", "valueFrom": {"secretKeyRef": {
                "name": target.admin_secret, "key": "admin-token"}}}]
+    pod = {
+        "restartPolicy": "Never",
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532},
+        "containers": [{
+            "name": "locust", "image": target.image, "imagePullPolicy": "IfNotPresent",
+            "command": ["/bin/sh", "-c", script], "env": env,
+            # No CPU limit: the load generator must never be what limits the measurement.
+            "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}},
+            "securityContext": {"readOnlyRootFilesystem": True,
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"]}},
+            "volumeMounts": [{"name": "config", "mountPath": "/mnt/config"},
+                             {"name": "work", "mountPath": "/mnt/locust"},
+                             {"name": "out", "mountPath": "/tmp"}]}],
+        "volumes": [{"name": "config", "configMap": {"name": configmap}},
+                    {"name": "work", "emptyDir": {}},
+                    {"name": "out", "emptyDir": {}}]}
+    if target.node_selector:
+        pod["nodeSelector"] = dict(target.node_selector)
+    if target.tolerations:
+        pod["tolerations"] = [_toleration(t) for t in target.tolerations]
     return {
-        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": LABELS},
         "spec": {"backoffLimit": 0, "ttlSecondsAfterFinished": 3600, "template": {
-            "metadata": {"labels": {"app.kubernetes.io/name": "herald-load"}},
-            "spec": {
-                "restartPolicy": "Never",
-                "securityContext": {"runAsNonRoot": True, "runAsUser": 1000},
-                "containers": [{
-                    "name": "locust", "image": target.image,
-                    "command": ["/bin/sh", "-c", script], "env": env,
-                    "resources": {"requests": {"cpu": "1", "memory": "512Mi"}},
-                    "securityContext": {"readOnlyRootFilesystem": True,
-                                        "allowPrivilegeEscalation": False},
-                    "volumeMounts": [{"name": "config", "mountPath": "/mnt/config"},
-                                     {"name": "work", "mountPath": "/mnt/locust"},
-                                     {"name": "out", "mountPath": "/tmp"}]}],
-                "volumes": [{"name": "config", "configMap": {"name": configmap}},
-                            {"name": "work", "emptyDir": {}},
-                            {"name": "out", "emptyDir": {}}]}}}}
+            "metadata": {"labels": LABELS}, "spec": pod}}}
 
 
 def split_csv_log(log: str) -> dict[str, str]:
@@ -125,49 +179,433 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+# ---------------------------------------------------------------- what the cluster is doing
+
+class ClusterSampler:
+    """Samples the kubelet's CPU counters, RabbitMQ's queue depths and the sandbox's delivery count
+    every ``target.sample_every_s`` into rows ``(t, kind, name, value)`` (t: seconds since start)."""
+
+    def __init__(self, target: KubeTarget, nodes: list[str], scenario: Scenario | None = None,
+                 pods: list[str] = ()):
+        self.target = target
+        self.nodes = nodes
+        self.scenario = scenario
+        self.pods = list(pods)          # the measured pods, whose own counter is read
+        self.rows: list[tuple[float, str, str, float]] = []
+        self.errors: dict[str, str] = {}
+        self.started = time.monotonic()
+        self.started_epoch = time.time()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> "ClusterSampler":
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._thread.join(30)
+        self.sample()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.target.sample_every_s):
+            self.sample()
+
+    def _raw(self, path: str) -> str:
+        return _kubectl(self.target, "get", "--raw", path, timeout=30)
+
+    def _stat_time(self, cpu: dict, fallback: float) -> float:
+        """When the kubelet read a CPU counter (it refreshes them every 10-15 s, not when asked),
+        in seconds since start: rates between samples must use it, not the time of the request."""
+        try:
+            read = datetime.strptime(cpu["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        except (KeyError, ValueError):
+            return fallback
+        return read.timestamp() - self.started_epoch
+
+    def sample(self) -> None:
+        t = time.monotonic() - self.started
+        rows = [(t, "loadavg", "runner host", float(_loadavg().split()[0]))] \
+            if _loadavg() != "unknown" else []
+        for node in self.nodes:
+            try:
+                summary = json.loads(self._raw(f"/api/v1/nodes/{node}/proxy/stats/summary"))
+                cpu = summary["node"]["cpu"]
+                rows.append((self._stat_time(cpu, t), "cpu_ns", f"node/{node}",
+                             float(cpu["usageCoreNanoSeconds"])))
+                for pod in summary.get("pods", []):
+                    ref, cpu = pod["podRef"], pod.get("cpu", {})
+                    if ref["namespace"] == self.target.namespace and "usageCoreNanoSeconds" in cpu:
+                        rows.append((self._stat_time(cpu, t), "cpu_ns", f"pod/{ref['name']}",
+                                     float(cpu["usageCoreNanoSeconds"])))
+            except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired) as error:
+                self.errors["stats/summary"] = str(error)[:300]
+        service = f"/api/v1/namespaces/{self.target.namespace}/services"
+        try:
+            for line in self._raw(f"{service}/{self.target.rabbitmq_service}/proxy/metrics").splitlines():
+                match = _QUEUE_LINE.match(line)
+                if match:
+                    rows.append((t, "queue", match.group(1), float(match.group(2))))
+        except (RuntimeError, subprocess.TimeoutExpired) as error:
+            self.errors["rabbitmq metrics"] = str(error)[:300]
+        try:
+            stats = json.loads(self._raw(f"{service}/{self.target.sandbox_service}/proxy/sandbox/stats"))
+            rows.append((t, "sandbox_accepted", "sandbox", float(stats["accepted"])))
+        except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired) as error:
+            self.errors["sandbox stats"] = str(error)[:300]
+        rows.extend(self._service_metrics(t))
+        self.rows.extend(rows)
+
+    def _service_metrics(self, t: float) -> list[tuple[float, str, str, float]]:
+        """The scenario's counter (and gauge) of each measured pod, through the pod proxy."""
+        scenario = self.scenario
+        if scenario is None or not scenario.counter:
+            return []
+        rows = []
+        for pod in self.pods:
+            path = (f"/api/v1/namespaces/{self.target.namespace}/pods/{pod}:{scenario.metrics_port}"
+                    f"/proxy/actuator/prometheus")
+            try:
+                text = self._raw(path)
+            except (RuntimeError, subprocess.TimeoutExpired) as error:
+                self.errors[f"metrics of {pod}"] = str(error)[:300]
+                continue
+            for kind, metric in (("counter", scenario.counter), ("gauge", scenario.gauge)):
+                values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                          if metric and (line.startswith(metric + " ") or line.startswith(metric + "{"))]
+                if values:
+                    rows.append((t, kind, f"pod/{pod}", sum(values)))
+        return rows
+
+    def latest_rates(self) -> dict[str, float]:
+        """Per second over the last two samples: deliveries, and cores of each node."""
+        rates = {}
+        kinds = ("cpu_ns", "sandbox_accepted", "counter")
+        for kind, name in {(k, n) for _t, k, n, _v in self.rows if k in kinds}:
+            series = sorted({(t, v) for t, k, n, v in self.rows if k == kind and n == name})[-2:]
+            if len(series) == 2 and series[1][0] > series[0][0]:
+                per_s = (series[1][1] - series[0][1]) / (series[1][0] - series[0][0])
+                if kind == "counter":
+                    rates["service"] = rates.get("service", 0.0) + per_s
+                else:
+                    rates[name] = per_s / 1e9 if kind == "cpu_ns" else per_s
+        return rates
+
+    def latest_queues(self) -> int:
+        last = max((t for t, k, _n, _v in self.rows if k == "queue"), default=None)
+        return int(sum(v for t, k, _n, v in self.rows if k == "queue" and t == last))
+
+    def write(self, path: Path) -> None:
+        with path.open("w", newline="") as out:
+            writer = csv.writer(out)
+            writer.writerow(["t_s", "kind", "name", "value"])
+            writer.writerows((f"{t:.2f}", k, n, f"{v:.0f}" if k == "cpu_ns" else v)
+                             for t, k, n, v in self.rows)
+
+
+def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float, end_s: float,
+                      components: dict[str, str]) -> dict:
+    """CPU (cores) of each pod, each component (pods grouped by ``components``: pod name ->
+    component) and each node between the first and last sample in [start_s, end_s]; queue depth
+    (mean and max per queue, mean of the sum); the runner host's load average (mean)."""
+    window = [r for r in rows if start_s <= r[0] <= end_s]
+    cores: dict[str, float] = {}
+    for name in sorted({n for _t, k, n, _v in window if k == "cpu_ns"}):
+        series = sorted({(t, v) for t, k, n, v in window if k == "cpu_ns" and n == name})
+        if len(series) >= 2 and series[-1][0] > series[0][0]:
+            cores[name] = (series[-1][1] - series[0][1]) / 1e9 / (series[-1][0] - series[0][0])
+    by_component: dict[str, float] = {}
+    for name, value in cores.items():
+        if name.startswith("pod/"):
+            component = components.get(name[4:], name[4:])
+            by_component[component] = by_component.get(component, 0.0) + value
+    queues = {}
+    for name in sorted({n for _t, k, n, _v in window if k == "queue"}):
+        values = [v for _t, k, n, v in window if k == "queue" and n == name]
+        queues[name] = {"mean": sum(values) / len(values), "max": max(values)}
+    totals: dict[float, float] = {}
+    for t, k, _n, v in window:
+        if k == "queue":
+            totals[t] = totals.get(t, 0.0) + v
+    loads = [v for _t, k, _n, v in window if k == "loadavg"]
+    counted: dict[str, float] = {}
+    for kind in ("counter", "sandbox_accepted"):
+        for name in sorted({n for _t, k, n, _v in window if k == kind}):
+            series = sorted({(t, v) for t, k, n, v in window if k == kind and n == name})
+            if len(series) >= 2 and series[-1][0] > series[0][0]:
+                counted[f"{kind}/{name}"] = (series[-1][1] - series[0][1]) / (series[-1][0] - series[0][0])
+    gauges = {n[4:]: round(sum(v for _t, k, m, v in window if k == "gauge" and m == n)
+                           / max(1, sum(1 for _t, k, m, _v in window if k == "gauge" and m == n)), 1)
+              for n in sorted({n for _t, k, n, _v in window if k == "gauge"})}
+    service = [v for name, v in counted.items() if name.startswith("counter/")]
+    return {
+        # The service's own count per second over the window (its pods' counter summed), and the
+        # provider sandbox's deliveries per second: the figures nearest to "delivered".
+        "service_rate_per_s": round(sum(service), 1) if service else None,
+        "sandbox_rate_per_s": round(counted["sandbox_accepted/sandbox"], 1)
+        if "sandbox_accepted/sandbox" in counted else None,
+        "pods_gauge_mean": gauges,
+        "window_s": [round(start_s, 1), round(end_s, 1)],
+        "nodes_cores": {n[5:]: round(v, 3) for n, v in cores.items() if n.startswith("node/")},
+        "pods_cores": {n[4:]: round(v, 3) for n, v in cores.items() if n.startswith("pod/")},
+        "components_cores": {c: round(v, 3) for c, v in sorted(by_component.items())},
+        "queues": {q: {k: round(v, 1) for k, v in s.items()} for q, s in queues.items()},
+        "queue_total_mean": round(sum(totals.values()) / len(totals), 1) if totals else None,
+        "runner_loadavg_mean": round(sum(loads) / len(loads), 2) if loads else None,
+    }
+
+
+# ---------------------------------------------------------------- the run
+
+def _selector(deployment: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in deployment["spec"]["selector"]["matchLabels"].items())
+
+
+def _deployment_record(target: KubeTarget, deployment: dict) -> dict:
+    """What the measured pods ran with: image, resources, env and the ConfigMaps they read."""
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    configmaps = {}
+    for container in containers:
+        for source in container.get("envFrom", []):
+            name = (source.get("configMapRef") or {}).get("name")
+            if name:
+                configmaps[name] = json.loads(_kubectl(target, "get", "configmap", name,
+                                                       "-o", "json")).get("data", {})
+    return {"name": target.deployment,
+            "containers": [{"name": c["name"], "image": c["image"],
+                            "resources": c.get("resources", {}),
+                            **{probe: c[probe] for probe in PROBES if probe in c},
+                            "env": {e["name"]: e.get("value") for e in c.get("env", [])
+                                    if "value" in e}} for c in containers],
+            "configmaps": configmaps}
+
+
+def _components(target: KubeTarget) -> tuple[dict[str, str], list[str]]:
+    """Pod name -> component (its app.kubernetes.io/name label, else its name), and the nodes."""
+    pods = json.loads(_kubectl(target, "get", "pods", "-o", "json"))["items"]
+    components = {p["metadata"]["name"]: p["metadata"].get("labels", {}).get(
+        "app.kubernetes.io/name", p["metadata"]["name"]) for p in pods}
+    nodes = sorted({p["spec"].get("nodeName") for p in pods if p["spec"].get("nodeName")})
+    return components, nodes
+
+
+def _restarts(target: KubeTarget) -> dict[str, int]:
+    """Container restarts so far of each pod in the namespace (an OOM kill or a failed liveness
+    probe mid-plateau makes that N's figure worthless)."""
+    pods = json.loads(_kubectl(target, "get", "pods", "-o", "json"))["items"]
+    return {p["metadata"]["name"]: sum(c.get("restartCount", 0)
+                                       for c in p["status"].get("containerStatuses", []))
+            for p in pods}
+
+
+def _job_state(target: KubeTarget, job: str) -> str | None:
+    status = json.loads(_kubectl(target, "get", f"job/{job}", "-o", "json")).get("status", {})
+    if status.get("succeeded"):
+        return "complete"
+    if status.get("failed"):
+        return "failed"
+    return None
+
+
 def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSettings,
                    target: KubeTarget, *, say: Callable[[str], None] = print) -> list[int]:
+    """Measures each N in ``replicas``, in the order given, not yet complete in ``run_dir``
+    (descending saves a JVM start per N: scaling down only stops pods)."""
     if shutil.which(target.kubectl) is None:
         raise RuntimeError(f"{target.kubectl} not found on PATH")
     run_dir = Path(run_dir)
     scenario = SCENARIOS[settings.service]
+    todo = still_to_measure(run_dir, replicas, say)
+    if not todo:
+        return []
     configmap = f"herald-load-{settings.service}"
     _kubectl(target, "apply", "-f", "-",
              stdin=json.dumps(configmap_manifest(configmap, scenario.locustfile)))
+    original = json.loads(_kubectl(target, "get", f"deployment/{target.deployment}", "-o", "json"))
+    limits = ",".join(f"{what}={value}" for what, value in (("cpu", target.cpu_limit),
+                                                           ("memory", target.memory_limit)) if value)
+    if target.cpu_limit:
+        _tolerate_slow_probes(target, original)
+    if limits or target.cpu_request:
+        limits = [f"--limits={limits}"] if limits else []
+        requests = [f"--requests=cpu={target.cpu_request}"] if target.cpu_request else []
+        say(f"deployment/{target.deployment}: {' '.join(limits + requests)}")
+        _kubectl(target, "set", "resources", f"deployment/{target.deployment}", *limits, *requests)
+        # A change rolls the pods: let that finish first, or old and new pods start side by side.
+        _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
+    context = _kubectl(target, "config", "current-context").strip()
+    settings_record = {k: (list(v) if isinstance(v, tuple) else v)
+                       for k, v in asdict(settings).items() if k not in LOCAL_ONLY}
+    try:
+        if target.warm_up_run_s:
+            _warm_up(target, settings, configmap, todo[0], say)
+        return _measure_each(run_dir, todo, settings, target, configmap, context, settings_record, say)
+    finally:
+        _restore(target, original, say)
+
+
+# A pod throttled at its CPU limit answers its probes late: at 100m a saturated gateway missed
+# three 3 s liveness probes and was killed (exit 143) mid-run. The run measures throughput, not
+# probe latency, so the measured pods get 10 s per probe and 12 misses (2 minutes) before the
+# kubelet acts; a pod that hangs longer is still restarted (and the restart recorded).
+# A JVM starting under a CPU limit of a few tens of millicores takes minutes to pass its startup
+# probe (Spring's start costs some CPU-seconds): the startup probe gets SLOW_START_S in all.
+SLOW_PROBE = {"timeoutSeconds": 10, "failureThreshold": 12}
+SLOW_START_S = 900
+PROBES = ("startupProbe", "livenessProbe", "readinessProbe")
+
+
+def _slow(probe: str, spec: dict) -> dict:
+    if probe != "startupProbe":
+        return {**spec, **SLOW_PROBE}
+    period = spec.get("periodSeconds", 10)
+    return {**spec, "timeoutSeconds": SLOW_PROBE["timeoutSeconds"],
+            "failureThreshold": max(spec.get("failureThreshold", 3), -(-SLOW_START_S // period))}
+
+
+def _tolerate_slow_probes(target: KubeTarget, deployment: dict) -> None:
+    patch = [{"op": "replace", "path": f"/spec/template/spec/containers/{i}/{probe}",
+              "value": _slow(probe, c[probe])}
+             for i, c in enumerate(deployment["spec"]["template"]["spec"]["containers"])
+             for probe in PROBES if probe in c]
+    if patch:
+        _kubectl(target, "patch", f"deployment/{target.deployment}", "--type=json",
+                 "-p", json.dumps(patch))
+
+
+def _restore(target: KubeTarget, original: dict, say: Callable[[str], None]) -> None:
+    """The Deployment as the run found it (replicas, each container's resources and probes), so
+    that the next service's run is not limited by what this one set."""
+    patch = [{"op": "replace", "path": "/spec/replicas", "value": original["spec"]["replicas"]}]
+    for i, c in enumerate(original["spec"]["template"]["spec"]["containers"]):
+        patch.append({"op": "replace", "path": f"/spec/template/spec/containers/{i}/resources",
+                      "value": c.get("resources", {})})
+        patch += [{"op": "replace", "path": f"/spec/template/spec/containers/{i}/{probe}",
+                   "value": c[probe]} for probe in PROBES if probe in c]
+    say(f"deployment/{target.deployment}: back to {original['spec']['replicas']} replica(s) and its "
+        f"own resources")
+    _kubectl(target, "patch", f"deployment/{target.deployment}", "--type=json",
+             "-p", json.dumps(patch))
+    _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
+
+
+def _warm_up(target: KubeTarget, settings: ScaleOutSettings, configmap: str, n: int,
+              say: Callable[[str], None]) -> None:
+    """A Locust Job at the first N whose figures are thrown away: JVMs started cold under a small
+    CPU limit compile their hot path for minutes, which would bias the first N measured low."""
+    seconds = int(target.warm_up_run_s)
+    say(f"warm-up: deployment/{target.deployment} at {n}, a {seconds} s Locust Job (discarded)")
+    _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
+    _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
+    job = f"herald-load-{settings.service}-warm-up-{int(time.time())}"
+    _kubectl(target, "apply", "-f", "-", stdin=json.dumps(
+        job_manifest(job, configmap, target, replace(settings, duration_s=seconds), n)))
+    deadline = time.monotonic() + seconds + 600
+    while _job_state(target, job) is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"warm-up Job {job} did not finish in time")
+        time.sleep(target.sample_every_s)
+    _kubectl(target, "delete", f"job/{job}", "--wait=false")
+
+
+def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, target: KubeTarget,
+                  configmap: str, context: str, settings_record: dict,
+                  say: Callable[[str], None]) -> list[int]:
+    scenario = SCENARIOS[settings.service]
+    per_n_s = settings.duration_s + 60
     measured = []
-    for n in replicas:
+    for index, n in enumerate(todo):
         folder = run_dir / f"n={n}"
-        if completed(folder):
-            say(f"N = {n}: already complete in {folder}, skipped")
-            continue
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        say(f"N = {n}: scaling deployment/{target.deployment} to {n}")
+        say(f"N = {n} ({index + 1} of {len(todo)}): scaling deployment/{target.deployment} to {n}")
         _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
         _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
+        deployment = json.loads(_kubectl(target, "get", f"deployment/{target.deployment}", "-o", "json"))
+        pods = json.loads(_kubectl(target, "get", "pods", "-l", _selector(deployment),
+                                   "--field-selector=status.phase=Running", "-o", "json"))["items"]
+        ready = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        metrics = [f"http://{p['status']['podIP']}:{target.metrics_port}" for p in ready] \
+            if settings.service == "gateway" else []
+        components, nodes = _components(target)
+        restarts_before = _restarts(target)
         job = f"herald-load-{settings.service}-n{n}-{int(time.time())}"
-        started_at = _now()
-        say(f"N = {n}: Locust Job {job} for {settings.duration_s} s")
+        started_at, load_before = _now(), _loadavg()
+        say(f"N = {n}: {len(ready)} pod(s) ready; Locust Job {job} for {settings.duration_s} s "
+            f"(load average {load_before})")
         _kubectl(target, "apply", "-f", "-",
-                 stdin=json.dumps(job_manifest(job, configmap, target, settings, n)))
-        _kubectl(target, "wait", "--for=condition=complete", f"job/{job}",
-                 f"--timeout={settings.duration_s + 600}s", timeout=settings.duration_s + 660)
-        files = split_csv_log(_kubectl(target, "logs", f"job/{job}"))
-        if not any(name.endswith("_stats_history.csv") for name in files):
-            raise RuntimeError(f"N = {n}: the Job's log carries no stats history")
+                 stdin=json.dumps(job_manifest(job, configmap, target, settings, n, metrics)))
+        deadline = time.monotonic() + settings.duration_s + 600
+        with ClusterSampler(target, nodes, scenario, [p["metadata"]["name"] for p in ready]) as sampler:
+            state = None
+            while state is None:
+                time.sleep(target.sample_every_s)
+                state = _job_state(target, job)
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"N = {n}: Job {job} did not finish in time")
+                elapsed = time.monotonic() - sampler.started
+                rates = sampler.latest_rates()
+                host = ", ".join(f"{name[5:]} {v:.2f} cores" for name, v in rates.items()
+                                 if name.startswith("node/"))
+                left = (per_n_s * (len(todo) - index) - elapsed) / 60
+                rate = (f"{rates.get('service', 0):6.0f} {scenario.counter}/s" if scenario.counter
+                        else f"{rates.get('sandbox', 0):6.0f} deliveries/s")
+                say(f"    N = {n}: {elapsed:4.0f}/{settings.duration_s} s, "
+                    f"{rate}, {host or 'host CPU n/a'}, "
+                    f"queues {sampler.latest_queues()}, load {_loadavg().split()[0]}, "
+                    f"about {left:.0f} min of the run left")
+        ended_at, load_after = _now(), _loadavg()
+        restarts = {pod: count - restarts_before.get(pod, 0) for pod, count in _restarts(target).items()
+                    if count > restarts_before.get(pod, 0)}
+        if restarts:
+            say(f"N = {n}: containers restarted during the run: {restarts}")
+        log = _kubectl(target, "logs", f"job/{job}")
+        (folder / "job.log").write_text(log)
+        files = split_csv_log(log)
+        if state != "complete" or not any(name.endswith("_stats_history.csv") for name in files):
+            raise RuntimeError(f"N = {n}: Job {job} {state}; its log: {folder / 'job.log'}")
         for name, text in files.items():
             (folder / name).write_text(text)
+        sampler.write(folder / "resources.csv")
+        end_s = max(r[0] for r in sampler.rows)
+        resources = plateau_resources(sampler.rows, min(target.warmup_s, end_s / 2), end_s,
+                                      components)
         write_meta(folder, {
             "n": n, "run_id": run_dir.name, "scenario": scenario.locustfile.removesuffix(".py"),
             "service": settings.service, "measured": scenario.what,
             "throughput_row": scenario.throughput_row, "users": settings.users(n),
-            "settings": {k: (list(v) if isinstance(v, tuple) else v)
-                         for k, v in asdict(settings).items()},
+            "settings": settings_record,
             "git_revision": git_revision(repository_root()),
-            "machine": {"mode": "kubernetes", "namespace": target.namespace,
-                        "deployment": target.deployment,
-                        "context": _kubectl(target, "config", "current-context").strip()},
-            "started_at": started_at, "ended_at": _now(), "job": job, "complete": True})
+            "machine": {"mode": "kubernetes", "context": context, "namespace": target.namespace,
+                        "nodes": nodes, "cpus": os.cpu_count(),
+                        "node_cpu_capacity": _node_cpus(target, nodes),
+                        "note": "cpus and loadavg: the machine the runner ran on"},
+            "deployment": _deployment_record(target, deployment),
+            "pods": [p["metadata"]["name"] for p in ready],
+            "started_at": started_at, "ended_at": ended_at,
+            "load_before": load_before, "load_after": load_after,
+            "resources": resources, "sampling_errors": sampler.errors,
+            "restarts_during_run": restarts,
+            "job": job, "locust_image": target.image, "complete": True})
+        _kubectl(target, "delete", f"job/{job}", "--wait=false")
         measured.append(n)
-        say(f"N = {n}: done; {folder}")
+        say(f"N = {n}: done; host {resources['nodes_cores']} cores, gateways/others "
+            f"{resources['components_cores']}; {folder}")
     return measured
+
+
+def _node_cpus(target: KubeTarget, nodes: list[str]) -> dict[str, str]:
+    out = {}
+    for node in nodes:
+        described = json.loads(subprocess.run([target.kubectl, "get", "node", node, "-o", "json"],
+                                              capture_output=True, text=True, timeout=60).stdout or "{}")
+        out[node] = described.get("status", {}).get("capacity", {}).get("cpu", "?")
+    return out

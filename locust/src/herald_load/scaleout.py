@@ -33,7 +33,8 @@ from .processes import repository_root
 from .machine import LoadSampler, describe_machine, git_revision, services_revision
 from .provisioning import Provisioner
 
-__all__ = ["ScaleOutSettings", "Scenario", "SCENARIOS", "completed", "run_local", "write_meta"]
+__all__ = ["ScaleOutSettings", "Scenario", "SCENARIOS", "completed", "run_local", "still_to_measure",
+           "write_meta"]
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -46,6 +47,14 @@ class Scenario:
     user_classes: tuple[str, ...]
     throughput_row: str            # the Locust stats entry whose Requests/s is the throughput
     what: str                      # one line for the report: what was measured
+    metrics_port: int = 8081       # the service's /actuator/prometheus (Kubernetes mode)
+    # The service's own count of what it did (summed over its pods, Kubernetes mode): the
+    # progress line's rate and, over the plateau, meta.json's resources["service_rate_per_s"].
+    # None: the provider sandbox's delivery count instead (the gateway's deliveries).
+    counter: str | None = None
+    gauge: str | None = None       # a per-pod gauge worth recording (how evenly load spread)
+    job_env: tuple[tuple[str, str], ...] = ()   # extra environment of the Locust Job
+    local: bool = True             # the local-process mode can run it
 
 
 SCENARIOS = {
@@ -54,7 +63,19 @@ SCENARIOS = {
                         "notifications delivered to the providers (the sandbox's counters) per "
                         "second, queues kept fed by topic sends"),
     "dispatcher": Scenario("http_senders.py", ("UnicastSender",), "Aggregated",
-                           "unicast sends accepted by the dispatchers (202) per second"),
+                           "unicast sends accepted by the dispatchers (202) per second",
+                           metrics_port=8080, counter="herald_dispatcher_accepted_total"),
+    # Devices connect through the connection manager's MQTT Service (kube-proxy spreads the
+    # connections over its pods); the pushes are unicast sends through the dispatcher, as fast as
+    # the senders get answers.
+    "connection-manager": Scenario(
+        "mqtt_devices.py", ("MqttDevice", "PushToDevices"), "delivery (accept to device)",
+        "pushes received by MQTT devices (connected through the connection managers) per second, "
+        "unicast sends through the dispatcher",
+        metrics_port=8082, counter="herald_cm_delivered_total", gauge="herald_cm_connections",
+        job_env=(("HERALD_MQTT_HOST", "herald-connection-manager-mqtt"), ("HERALD_MQTT_PORT", "1883"),
+                 ("HERALD_MQTT_SEND_WAIT", "0")),
+        local=False),
 }
 
 
@@ -86,7 +107,7 @@ class ScaleOutSettings:
         scenario = SCENARIOS[self.service]
         if self.service == "gateway":
             return len(scenario.user_classes)      # feeder + monitor; the backlog scales with N
-        return self.users_per_replica * n
+        return self.users_per_replica * n      # connection-manager: 4 devices to 1 sender
 
 
 def _now() -> str:
@@ -98,6 +119,15 @@ def completed(folder: Path) -> bool:
         return json.loads((folder / "meta.json").read_text()).get("complete") is True
     except (OSError, ValueError):
         return False
+
+
+def still_to_measure(run_dir: Path, replicas: list[int], say: Callable[[str], None]) -> list[int]:
+    """The N of ``replicas`` (in their order) not yet complete in ``run_dir``; says which are skipped."""
+    todo = [n for n in replicas if not completed(run_dir / f"n={n}")]
+    for n in replicas:
+        if n not in todo:
+            say(f"N = {n}: already complete in {run_dir / f'n={n}'}, skipped")
+    return todo
 
 
 def write_meta(folder: Path, meta: dict) -> None:
@@ -160,10 +190,10 @@ def run_local(run_dir: Path, replicas: list[int], settings: ScaleOutSettings, *,
     run_dir = Path(run_dir)
     run_id = run_id or run_dir.name
     scenario = SCENARIOS[settings.service]
-    todo = [n for n in replicas if not completed(run_dir / f"n={n}")]
-    for n in replicas:
-        if n not in todo:
-            say(f"N = {n}: already complete in {run_dir / f'n={n}'}, skipped")
+    if not scenario.local:
+        raise ValueError(f"{settings.service}: the local-process mode does not run this scenario; "
+                         f"use --mode kubernetes")
+    todo = still_to_measure(run_dir, replicas, say)
     if not todo:
         return []
     root = repository_root()

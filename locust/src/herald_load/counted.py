@@ -1,0 +1,79 @@
+"""Each N's throughput from the service's own counter (Kubernetes mode), as a points CSV the
+capacity model reads (``python -m herald_capacity report POINTS.csv``).
+
+Why not Locust's plateau: Locust's figure is the load generator's view. For the gateway it is
+the provider sandbox's counter re-fired as one burst of events per second, and the per-second
+median of those bursts ran 20-50 % above the counter itself over the same window. The counters
+the runner samples (``resources.csv``: the sandbox's deliveries for the gateway, the measured
+pods' ``Scenario.counter`` for the others) are the figures nearest to "delivered", so the
+report reads those: the rate between the first and last sample of the plateau window
+(``meta.json``'s ``resources.window_s``), the spread the interquartile range of the rates
+between consecutive samples.
+
+    python -m herald_load counted runs/<run-id> [--out points.csv]
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .scaleout import SCENARIOS
+
+__all__ = ["counted_point", "counted_points", "main"]
+
+
+def _series(resources_csv: Path, kind: str, start: float, end: float) -> list[tuple[float, float]]:
+    """(t, value) of ``kind`` in the window, summed over every name sampled at the same t."""
+    totals: dict[float, float] = {}
+    with resources_csv.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            t = float(row["t_s"])
+            if row["kind"] == kind and start <= t <= end:
+                totals[t] = totals.get(t, 0.0) + float(row["value"])
+    return sorted(totals.items())
+
+
+def counted_point(folder: Path) -> dict:
+    """One N: n, throughput (per second), spread (IQR of per-interval rates), samples, source."""
+    meta = json.loads((folder / "meta.json").read_text())
+    scenario = SCENARIOS[meta["service"]]
+    kind, source = ("counter", scenario.counter) if scenario.counter \
+        else ("sandbox_accepted", "provider sandbox accepted")
+    start, end = meta["resources"]["window_s"]
+    series = _series(folder / "resources.csv", kind, start, end)
+    if len(series) < 3:
+        raise ValueError(f"{folder}: {len(series)} samples of {source} in the plateau window "
+                         f"{start}-{end} s; at least 3 are needed")
+    t = np.array([s[0] for s in series])
+    v = np.array([s[1] for s in series])
+    rates = np.diff(v) / np.diff(t)
+    q1, q3 = np.percentile(rates, [25, 75])
+    return {"n": meta["n"], "throughput": round(float((v[-1] - v[0]) / (t[-1] - t[0])), 1),
+            "spread": round(float(q3 - q1), 1), "samples": len(series), "source": source}
+
+
+def counted_points(run_dir: Path) -> list[dict]:
+    folders = sorted((f for f in Path(run_dir).glob("n=*") if (f / "meta.json").exists()),
+                     key=lambda f: int(f.name[2:]))
+    return [counted_point(folder) for folder in folders]
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m herald_load counted")
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--out", type=Path, default=None, help="CSV to write (default: stdout)")
+    args = parser.parse_args(argv)
+    points = counted_points(args.run_dir)
+    out = args.out.open("w", newline="") if args.out else sys.stdout
+    writer = csv.DictWriter(out, fieldnames=["n", "throughput", "spread", "samples", "source"])
+    writer.writeheader()
+    writer.writerows(points)
+    if args.out:
+        out.close()
+    return 0
