@@ -79,9 +79,16 @@ public final class DeviceSessions {
     }
 
     public CompletableFuture<Presence> presence(String appId, String deviceId) {
-        CompletableFuture<String> lastConnect = redis.get(RedisKeys.mqttConnected(appId, deviceId)).toCompletableFuture();
-        return lastConnect.thenCombine(liveNode(appId, deviceId), (at, node) -> new Presence(
-                Optional.ofNullable(at).map(ms -> Instant.ofEpochMilli(Long.parseLong(ms))), node.isPresent()));
+        // One MGET (both keys in the device's slot): read apart, a CONNECT landing between the two
+        // reads showed the device connected without its last connect.
+        return redis.mget(RedisKeys.mqttConnected(appId, deviceId), RedisKeys.mqttSession(appId, deviceId))
+                .toCompletableFuture()
+                .thenCompose(values -> {
+                    Optional<Instant> lastConnect = Optional.ofNullable(values.get(0).getValueOrElse(null))
+                            .map(ms -> Instant.ofEpochMilli(Long.parseLong(ms)));
+                    return liveNode(values.get(1).getValueOrElse(null))
+                            .thenApply(node -> new Presence(lastConnect, node.isPresent()));
+                });
     }
 
     /** The node holding the device, if that node's lease lives. */
