@@ -21,6 +21,7 @@ Needs PyYAML (its node tree gives each key's line, so the comment above it can b
 
 import copy
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -60,6 +61,8 @@ def parse_comment(block, where):
         if text.startswith(DOC_MARK):
             doc = [text[len(DOC_MARK):]] + [t.lstrip("#") for t in block[n + 1:]]
             description = " ".join(" ".join(doc).split())
+            # helm-docs' type hint, "(int) ...", for a value whose default (null) shows no type
+            description = re.sub(r"^\([a-z]+\) ", "", description)
             break
         if text.startswith(SCHEMA_MARK):
             try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 
 import pytest
+import yaml
 
 from releases import KUBE_VERSION, NAMESPACE, ROOT, ci_scenarios, scenario_id
 from testbed import run
@@ -34,6 +35,7 @@ REFUSED = [
     ("connection-manager", "mqtt.plain=false"),  # without TLS: no listener left
     ("push-platform", "herald.cryptoKey=short"),
     ("push-platform", "herald.adminToken=short"),
+    ("push-platform", "rabbitmq.terminationGracePeriodSeconds=-1"),
 ]
 
 
@@ -50,3 +52,13 @@ def test_keda_folder_is_what_the_gateway_chart_renders(helm_charts):
     committed = (ROOT / "keda/gateway-scaledobject.yaml").read_text()
     assert committed == rendered, "".join(difflib.unified_diff(
         committed.splitlines(True), rendered.splitlines(True), "keda/gateway-scaledobject.yaml", "charts/gateway"))
+
+
+@pytest.mark.parametrize("setting, rendered_grace", [(None, None), ("0", 0), ("30", 30)])
+def test_rabbitmq_grace_is_the_operators_unless_set(helm_charts, setting, rendered_grace):
+    """Unset, the RabbitmqCluster leaves terminationGracePeriodSeconds to the operator (7 days, its
+    preStop checks keep quorum); set, even to 0, it is passed on."""
+    extra = ["--set", f"rabbitmq.terminationGracePeriodSeconds={setting}"] if setting else []
+    rendered = run(["helm", "template", "push-platform", str(helm_charts / "push-platform"), "-n", NAMESPACE,
+                    "--kube-version", KUBE_VERSION, "--show-only", "templates/rabbitmqcluster.yaml", *extra])
+    assert yaml.safe_load(rendered)["spec"].get("terminationGracePeriodSeconds") == rendered_grace

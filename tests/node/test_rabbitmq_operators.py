@@ -60,6 +60,17 @@ def describe(kube) -> str:
     return f"{pods}\n{events}\n--- {CLUSTER}-server-0:\n{rabbit.stdout}{rabbit.stderr}\n{operator_logs(kube)}"
 
 
+def what_holds_the_namespace(kube) -> str:
+    """A namespace stuck in Terminating: its conditions name what is left and whose finalizers hold it."""
+    namespace = kube.get(f"/api/v1/namespaces/{NAMESPACE}") or {}
+    held = "\n".join(f"{c['type']}: {c.get('message', '')}" for c in namespace.get("status", {}).get("conditions", []))
+    pods = subprocess.run(["kubectl", "--kubeconfig", str(kube.kubeconfig), "get", "pods", "-n", NAMESPACE, "-o",
+                           "custom-columns=NAME:.metadata.name,DELETING:.metadata.deletionTimestamp,"
+                           "GRACE:.metadata.deletionGracePeriodSeconds,LABELS:.metadata.labels"],
+                          capture_output=True, text=True)
+    return f"{held}\n{pods.stdout}{pods.stderr}\n{describe(kube)}"
+
+
 @pytest.fixture(scope="module")
 def rabbitmq_release(node, operators):
     """push-platform installed with ci/node-values.yaml; uninstalled (while the operators still run,
@@ -77,7 +88,9 @@ def rabbitmq_release(node, operators):
     wait_for("the RabbitmqCluster to be deleted",
              lambda: kube.get(f"/apis/rabbitmq.com/v1beta1/namespaces/{NAMESPACE}/rabbitmqclusters/{CLUSTER}") is None,
              120, lambda: describe(kube))
-    kube.kubectl("delete", "namespace", NAMESPACE, "--timeout=120s")
+    kube.kubectl("delete", "namespace", NAMESPACE, "--wait=false")
+    wait_for(f"namespace {NAMESPACE} to be deleted", lambda: kube.get(f"/api/v1/namespaces/{NAMESPACE}") is None,
+             180, lambda: what_holds_the_namespace(kube))
 
 
 def rabbitmq_cluster_ready(kube):
