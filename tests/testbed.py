@@ -14,6 +14,7 @@ import shlex
 import signal
 import ssl
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -31,12 +32,21 @@ def run(command: list[str], **kwargs) -> str:
 def tear_down_on_sigterm() -> None:
     """.ci/run ends a run that outlives it with SIGTERM to the test's process group. Servers that a
     suite starts in process groups of their own (so that each can be stopped with its children) would
-    outlive it: SIGTERM becomes an interrupt, so that the fixtures' teardown stops them."""
+    outlive it: SIGTERM (or Ctrl-C) becomes an interrupt, so that the fixtures' teardown stops them.
+    Once it has, further SIGTERMs and Ctrl-Cs are only reported: a second one used to abort the
+    teardown half-way and leave etcd and the API server running. (A handler, not SIG_IGN, so that the
+    commands the teardown starts still stop on SIGTERM; SIGKILL still ends this process.)"""
+    interrupted = []
 
     def interrupt(signum, frame):
+        if interrupted:
+            print(f"signal {signum} ignored: the teardown is under way", file=sys.stderr, flush=True)
+            return
+        interrupted.append(signum)
         raise KeyboardInterrupt(f"signal {signum}")
 
-    signal.signal(signal.SIGTERM, interrupt)
+    for each in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(each, interrupt)
 
 
 def use_tools(root: Path) -> dict[str, Path]:
