@@ -57,6 +57,8 @@ class Herald:
     redis_image: str  # docker.io/local/redis:<Debian version> (scripts/k8s/images.sh redis)
     namespace: str = NAMESPACE
     installed: list[str] = field(default_factory=list)
+    # `--set` values for push-platform beyond its node values (a scale-out run's RabbitMQ memory)
+    platform_settings: tuple[str, ...] = ()
 
     # ------------------------------------------------------------ install
 
@@ -68,7 +70,8 @@ class Herald:
             if "\ndependencies:" in (CHARTS / chart / "Chart.yaml").read_text():
                 self.kube.helm("dependency", "build", str(CHARTS / chart))
         for release, chart in RELEASES.items():
-            extra = ["--set-string", f"redis.standalone.image.tag={self.redis_image.rsplit(':', 1)[1]}"] \
+            extra = ["--set-string", f"redis.standalone.image.tag={self.redis_image.rsplit(':', 1)[1]}",
+                     *(a for setting in self.platform_settings for a in ("--set", setting))] \
                 if chart == "push-platform" else []
             self.helm_install(release, chart, *extra)
         self.wait_for_rabbitmq_queues()
@@ -142,9 +145,10 @@ class Herald:
 
 # ---------------------------------------------------------------- try it: the README's command
 
-def bring_up(cluster, directory: Path, say=print) -> Herald:
+def bring_up(cluster, directory: Path, say=print, platform_settings: tuple[str, ...] = ()) -> Herald:
     """`cluster` (a SharedCluster made with busybox and RabbitMQ's images) up, the images built (cached)
-    and imported, the RabbitMQ operators and Herald installed; the admin token in DIR/admin-token."""
+    and imported, the RabbitMQ operators and Herald installed (push-platform with `platform_settings`
+    as `--set` values beyond its node values); the admin token in DIR/admin-token."""
     from rabbitmq_operators import install_operators
     from sharedcluster import built_image
 
@@ -152,6 +156,7 @@ def bring_up(cluster, directory: Path, say=print) -> Herald:
     attached = cluster.up()
     say("==> building (or finding cached) the images and importing them into the node")
     herald = prepared(attached.kube, attached.socket, built_image("busybox")[0])
+    herald.platform_settings = platform_settings
     say(f"==> installing the RabbitMQ operators and Herald's releases ({', '.join(RELEASES)})")
     install_operators(attached.kube)
     herald.install()

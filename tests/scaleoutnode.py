@@ -39,6 +39,11 @@ def scale_out_command(service: str, namespace: str, locust_image: str, options: 
 # with a component restarting mid-plateau is worthless. The charts' own defaults are 512Mi; 1Gi
 # leaves room (the node has the memory; CPU is what the run limits).
 SUPPORT_MEMORY = {"herald-provider-sandbox": "1Gi", "herald-redis-master": "1Gi"}
+# RabbitMQ too, set at install (its operator would restart the pod, and its emptyDir with the queues,
+# if the limit changed later): at the node values' 512Mi, a gateway run at N = 5 with 10,000
+# outstanding notifications per replica raised RabbitMQ's memory alarm, publishing was blocked, and
+# deliveries stopped for about 10 s in the middle of the plateau.
+RABBITMQ_MEMORY = ("rabbitmq.resources.requests.memory=1536Mi", "rabbitmq.resources.limits.memory=1536Mi")
 
 
 def give_support_memory(kube, namespace: str, say) -> None:
@@ -71,7 +76,7 @@ def main(directory: Path, measured: list[tuple[str, list[str]]]) -> int:
     cluster = SharedCluster(directory, ["busybox", *RABBITMQ_IMAGES])
     rc = 1
     try:
-        herald = bring_up(cluster, directory, say=say)
+        herald = bring_up(cluster, directory, say=say, platform_settings=RABBITMQ_MEMORY)
         give_support_memory(herald.kube, herald.namespace, say)
         image, tarball = built_image("locust")
         say(f"==> importing {image} into the node")
