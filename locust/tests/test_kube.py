@@ -215,4 +215,5 @@ def test_counted_points_are_the_services_own_counter_over_the_plateau_window(tmp
 
     assert point["n"] == 2 and point["samples"] == 4     # the sample before the window left out
     assert point["throughput"] == 160.0                  # (6300 - 1500) / 30 s, both pods
+    assert point["drift_pct"] == 9.4                     # 155/s in the first 20 s, 170/s in the last 10 s
     assert point["source"] == "herald_dispatcher_accepted_total"

@@ -109,6 +109,20 @@ def test_report_caveats_superlinear_points_and_few_points():
     assert "Only 4 measured points" in caveats
 
 
+def test_report_caveats_points_not_steady_within_their_plateau():
+    analysis = analyse([Point(1, 1000, drift=0.02), Point(2, 1900, drift=-0.09), Point(3, 2700, drift=0.25),
+                        Point(4, 3400, drift=-0.12), Point(5, 4000)], bootstrap_resamples=0)
+
+    [caveat] = [c for c in analysis.caveats if "Not steady" in c]
+    assert "at N = 3 (+25%), N = 4 (-12%)" in caveat      # beyond ±10 %; N = 2 and N = 5 not named
+
+
+def test_steady_points_raise_no_drift_caveat():
+    analysis = analyse([Point(1, 1000, drift=0.0), Point(2, 1900, drift=0.1)], bootstrap_resamples=0)
+
+    assert not any("Not steady" in c for c in analysis.caveats)
+
+
 def test_analyse_refuses_no_points():
     with pytest.raises(CapacityError, match="no measured points"):
         analyse([])

@@ -187,6 +187,14 @@ def test_read_points_csv(tmp_path):
     assert [(p.n, p.throughput, p.spread) for p in points] == [(1, 2700, 30), (3, 6700, None)]
 
 
+def test_read_points_csv_reads_the_drift_in_percent(tmp_path):
+    path = tmp_path / "points.csv"
+    path.write_text("n,throughput,spread,drift_pct,samples,source\n1,686,40,12.5,30,sandbox\n2,1685,50,,30,sandbox\n",
+                    encoding="utf-8")
+
+    assert [p.drift for p in read_points_csv(path)] == [0.125, None]
+
+
 def test_read_points_csv_names_the_missing_columns(tmp_path):
     path = tmp_path / "points.csv"
     path.write_text("replicas,rps\n1,2\n", encoding="utf-8")

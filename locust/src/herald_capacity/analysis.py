@@ -17,12 +17,15 @@ from .measurements import Efficiency, Point, efficiency
 from .models import (Model, Prediction, ReplicaEstimate, ScalabilityFit, exact_two_point_amdahl,
                      fit)
 
-__all__ = ["Analysis", "ModelResult", "analyse", "FEW_POINTS", "FAR_EXTRAPOLATION"]
+__all__ = ["Analysis", "ModelResult", "analyse", "FEW_POINTS", "FAR_EXTRAPOLATION", "UNSTEADY_DRIFT"]
 
 # Below this many points the fit is weakly supported (Go usl refuses to fit fewer than 6).
 FEW_POINTS = 6
 # Answers at more than this multiple of the largest measured N are flagged as far extrapolation.
 FAR_EXTRAPOLATION = 2.0
+# A plateau whose second half ran this much faster or slower than its first is not a steady
+# state: under a small CPU limit the JIT was still compiling (gateways at 50m took 10-15 min).
+UNSTEADY_DRIFT = 0.10
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,14 @@ def _caveats(points: tuple[Point, ...], eff: tuple[Efficiency, ...],
     if base != 1:
         notes.append(f"N = 1 was not measured: efficiency is relative to N = {base:g}, and λ "
                      f"(throughput of one replica) is extrapolated by the fit.")
+    unsteady = [p for p in points if p.drift is not None and abs(p.drift) > UNSTEADY_DRIFT]
+    if unsteady:
+        listed = ", ".join(f"N = {p.n:g} ({p.drift:+.0%})" for p in unsteady)
+        notes.append(
+            f"Not steady within the plateau at {listed} (the rate's change from the plateau's "
+            f"first half to its second, more than {UNSTEADY_DRIFT:.0%}): JIT warm-up under a small "
+            f"CPU limit, a load still ramping, or starved pods. Measure those N again with a "
+            f"longer warm-up or plateau before trusting the fit.")
     superlinear = [e for e in eff if e.superlinear]
     if superlinear:
         listed = ", ".join(f"N = {e.n:g} ({e.efficiency:.3f})" for e in superlinear)

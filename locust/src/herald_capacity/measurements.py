@@ -15,7 +15,9 @@ class Point:
     """Saturation throughput measured at ``n`` replicas.
 
     ``spread`` is the interquartile range of the plateau samples (requests/s) when the point
-    comes from a Locust history; ``source`` says where it came from (a folder, a CSV line).
+    comes from a Locust history; ``source`` says where it came from (a folder, a CSV line);
+    ``drift`` is how much the rate changed within the plateau, (second half - first half) / whole,
+    where it was measured (a steady point has nearly none).
     """
 
     n: float
@@ -23,6 +25,7 @@ class Point:
     spread: float | None = None
     samples: int | None = None
     source: str | None = None
+    drift: float | None = None
 
 
 @dataclass(frozen=True)

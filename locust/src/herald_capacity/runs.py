@@ -305,7 +305,8 @@ def load_run(path: str | Path, settings: PlateauSettings | None = None) -> Run:
 
 
 def read_points_csv(path: str | Path) -> list[Point]:
-    """Points from a CSV with columns ``n`` and ``throughput`` (optionally ``spread``)."""
+    """Points from a CSV with columns ``n`` and ``throughput`` (optionally ``spread`` and
+    ``drift_pct``, as ``python -m herald_load counted`` writes them)."""
     path = Path(path)
     try:
         handle = path.open(newline="", encoding="utf-8")
@@ -324,9 +325,10 @@ def read_points_csv(path: str | Path) -> list[Point]:
                 continue
             n = _number(record["n"], "n", path, line)
             x = _number(record["throughput"], "throughput", path, line)
-            spread = record.get("spread")
+            spread, drift = record.get("spread"), record.get("drift_pct")
             points.append(Point(n, x, _number(spread, "spread", path, line) if spread else None,
-                                None, f"{path}:{line}"))
+                                None, f"{path}:{line}",
+                                _number(drift, "drift_pct", path, line) / 100 if drift else None))
     if not points:
         raise RunFormatError(f"{path} holds no points")
     return points

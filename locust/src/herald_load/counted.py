@@ -8,7 +8,9 @@ the runner samples (``resources.csv``: the sandbox's deliveries for the gateway,
 pods' ``Scenario.counter`` for the others) are the figures nearest to "delivered", so the
 report reads those: the rate between the first and last sample of the plateau window
 (``meta.json``'s ``resources.window_s``), the spread the interquartile range of the rates
-between consecutive samples.
+between consecutive samples, and the drift the change of the rate from the window's first half
+to its second, in percent of the whole (a JVM still compiling under a small CPU limit shows as a
+large positive drift; the capacity report names such N, and so does this command on stderr).
 
     python -m herald_load counted runs/<run-id> [--out points.csv]
 """
@@ -21,6 +23,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+from herald_capacity.analysis import UNSTEADY_DRIFT
 
 from .scaleout import SCENARIOS
 
@@ -53,8 +57,13 @@ def counted_point(folder: Path) -> dict:
     v = np.array([s[1] for s in series])
     rates = np.diff(v) / np.diff(t)
     q1, q3 = np.percentile(rates, [25, 75])
-    return {"n": meta["n"], "throughput": round(float((v[-1] - v[0]) / (t[-1] - t[0])), 1),
-            "spread": round(float(q3 - q1), 1), "samples": len(series), "source": source}
+    whole = (v[-1] - v[0]) / (t[-1] - t[0])
+    middle = len(series) // 2
+    first = (v[middle] - v[0]) / (t[middle] - t[0])
+    second = (v[-1] - v[middle]) / (t[-1] - t[middle])
+    return {"n": meta["n"], "throughput": round(float(whole), 1), "spread": round(float(q3 - q1), 1),
+            "drift_pct": round(float((second - first) / whole * 100), 1) if whole else None,
+            "samples": len(series), "source": source}
 
 
 def counted_points(run_dir: Path) -> list[dict]:
@@ -70,8 +79,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=None, help="CSV to write (default: stdout)")
     args = parser.parse_args(argv)
     points = counted_points(args.run_dir)
+    for point in points:
+        if point["drift_pct"] is not None and abs(point["drift_pct"]) > UNSTEADY_DRIFT * 100:
+            print(f"N = {point['n']}: the rate changed {point['drift_pct']:+.1f} % from the plateau's first "
+                  f"half to its second: not steady", file=sys.stderr)
     out = args.out.open("w", newline="") if args.out else sys.stdout
-    writer = csv.DictWriter(out, fieldnames=["n", "throughput", "spread", "samples", "source"])
+    writer = csv.DictWriter(out, fieldnames=["n", "throughput", "spread", "drift_pct", "samples", "source"])
     writer.writeheader()
     writer.writerows(points)
     if args.out:
