@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="Secret with key admin-token (the dispatcher's admin token)")
     kube.add_argument("--locust-image", default=None,
                       help="Locust image on the nodes (scripts/k8s/images.sh locust prints it)")
+    kube.add_argument("--rabbitmq-pod", default="herald-rabbitmq-server-0",
+                      help="RabbitMQ's pod, where the send queues are emptied before each N "
+                           "(kubectl exec rabbitmqctl purge_queue); '' leaves them")
     kube.add_argument("--cpu-limit", default=None, metavar="CPU",
                       help="CPU limit set on the Deployment before the run, e.g. 250m")
     kube.add_argument("--cpu-request", default=None, metavar="CPU")
@@ -182,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                             memory_limit=args.memory_limit,
                             node_selector=tuple(tuple(s.split("=", 1)) for s in args.node_selector),
                             tolerations=tuple(args.toleration), warmup_s=args.warmup,
-                            warm_up_run_s=args.warm_up_run)
+                            warm_up_run_s=args.warm_up_run, rabbitmq_pod=args.rabbitmq_pod)
         if args.descending:
             replicas = sorted(replicas, reverse=True)
         run_kubernetes(args.run_dir, replicas, settings, target, say=say)

@@ -43,6 +43,7 @@ from typing import Callable
 
 from .machine import git_revision
 from .processes import repository_root
+from .servers import SEND_QUEUES
 from .scaleout import SCENARIOS, SCENARIO_DIR, Scenario, ScaleOutSettings, still_to_measure, write_meta
 
 __all__ = ["KubeTarget", "LABELS", "job_manifest", "configmap_manifest", "split_csv_log", "run_kubernetes",
@@ -74,6 +75,11 @@ class KubeTarget:
     tolerations: tuple[str, ...] = ()    # key=value:Effect, for the Job's pod
     sandbox_service: str = "herald-provider-sandbox:9090"
     rabbitmq_service: str = "herald-rabbitmq:15692"    # RabbitMQ's Prometheus port
+    # Where the send queues are emptied before each N (`kubectl exec ... rabbitmqctl purge_queue`);
+    # "" leaves them. A backlog left by one N is not that N's load, and one that keeps growing (the
+    # dispatcher's scenario accepts faster than its one gateway delivers) raises RabbitMQ's memory
+    # alarm, which blocks publishing mid-plateau.
+    rabbitmq_pod: str = "herald-rabbitmq-server-0"
     metrics_port: int = 8081             # each pod's /actuator (the Job reads latency there)
     sample_every_s: float = 10.0
     warmup_s: float = 90.0               # left out of meta.json's resources (the ramp)
@@ -406,6 +412,16 @@ def _restarts(target: KubeTarget) -> dict[str, int]:
             for p in pods}
 
 
+def empty_queues(target: KubeTarget, say: Callable[[str], None]) -> None:
+    """Purges the send queues through rabbitmqctl in RabbitMQ's pod, if the target names one."""
+    if not target.rabbitmq_pod:
+        return
+    for queue in SEND_QUEUES:
+        printed = _kubectl(target, "exec", target.rabbitmq_pod, "-c", "rabbitmq", "--",
+                           "rabbitmqctl", "purge_queue", queue)
+        say(f"    {queue}: {printed.strip().splitlines()[-1] if printed.strip() else 'purged'}")
+
+
 def _job_state(target: KubeTarget, job: str) -> str | None:
     status = json.loads(_kubectl(target, "get", f"job/{job}", "-o", "json")).get("status", {})
     if status.get("succeeded"):
@@ -535,6 +551,7 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
         ready = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         metrics = [f"http://{p['status']['podIP']}:{target.metrics_port}" for p in ready] \
             if settings.service == "gateway" else []
+        empty_queues(target, say)
         components, nodes = _components(target)
         restarts_before = _restarts(target)
         job = f"herald-load-{settings.service}-n{n}-{int(time.time())}"
