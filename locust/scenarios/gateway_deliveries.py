@@ -30,7 +30,8 @@ import gevent
 from locust import User, constant, events, task
 from locust.clients import HttpSession
 
-from herald_load.scenario import DeliveryCounter, GatewayLatency, platform, provision_if_needed
+from herald_load.scenario import (DeliveryCounter, GatewayLatency, feed_topic, platform,
+                                  provision_if_needed)
 
 PLATFORM = platform()
 TOPIC = os.environ.get("HERALD_LOAD_TOPIC", "load")
@@ -94,14 +95,5 @@ class BacklogFeeder(User):
         if audience == 0 or outstanding >= BACKLOG:
             gevent.sleep(0.1)
             return
-        with self.client.post(f"/v1/apps/{app.app}/messages", name="feed topic send",
-                              headers={"Authorization": f"Bearer {app.api_key}"},
-                              json={"to": {"topic": TOPIC}, "title": "Load", "body": "backlog",
-                                    "priority": "normal", "ttl": 600},
-                              catch_response=True) as response:
-            if response.status_code == 202:
-                STATE["enqueued"] += audience
-                response.success()
-            else:
-                response.failure(f"HTTP {response.status_code}")
-                gevent.sleep(0.5)
+        if feed_topic(self.client, app, TOPIC, "backlog"):
+            STATE["enqueued"] += audience

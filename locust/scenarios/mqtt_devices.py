@@ -9,8 +9,16 @@ device fires a request event, type MQTT, name "delivery (accept to device)", wit
 = now - acceptedAt (epoch millis the dispatcher put in the payload). Connect and subscribe are
 entries of their own ("connect", "subscribe"), so refused connections show as failures.
 
-PushToDevices (FastHttpUser) sends unicast pushes to the devices (HERALD_MQTT_SEND_WAIT seconds
-between sends per user, default 0.5), so the scenario runs on its own.
+Two ways to push, one user class each (name the one wanted on Locust's command line):
+- PushToDevices (FastHttpUser) sends unicast pushes to random devices (HERALD_MQTT_SEND_WAIT
+  seconds between sends per user, default 0.5), so the scenario runs on its own.
+- TopicFeeder (one user) sends topic pushes that reach every provisioned device, whenever fewer
+  than min(HERALD_LOAD_BACKLOG, HERALD_MQTT_BACKLOG_PER_DEVICE x connected devices) pushes are
+  outstanding (sent, not yet received). That keeps the connection managers busy with a bounded
+  backlog, and costs the dispatcher one accept per audience rather than per device: the
+  connection manager's scale-out measures the connection managers, not the unicast accept path
+  ahead of them. Per device the backlog stays below the per-device box (100 by default), so no
+  push is evicted. Its sends show as "feed topic send".
 
     locust -f scenarios/mqtt_devices.py --headless -u 20 -r 10 -t 1m --host http://DISPATCHER
 Environment: HERALD_MQTT_HOST / HERALD_MQTT_PORT (the CM's MQTT listener, default 127.0.0.1:1883),
@@ -25,19 +33,25 @@ import random
 import threading
 import time
 
+import gevent
 from gevent.event import Event
 import paho.mqtt.client as mqtt
 from locust import FastHttpUser, User, constant, events, task
+from locust.clients import HttpSession
 
-from herald_load.scenario import platform, provision_if_needed
+from herald_load.scenario import feed_topic, platform, provision_if_needed
 
 PLATFORM = platform()
 TOPIC = os.environ.get("HERALD_LOAD_TOPIC", "devices")
 MQTT_HOST = os.environ.get("HERALD_MQTT_HOST", "127.0.0.1")
 MQTT_PORT = int(os.environ.get("HERALD_MQTT_PORT", "1883"))
 SEND_WAIT = float(os.environ.get("HERALD_MQTT_SEND_WAIT", "0.5"))
+BACKLOG = int(os.environ.get("HERALD_LOAD_BACKLOG", "5000"))
+BACKLOG_PER_DEVICE = int(os.environ.get("HERALD_MQTT_BACKLOG_PER_DEVICE", "20"))
 DELIVERY = "delivery (accept to device)"
 _devices = {"next": None, "lock": threading.Lock()}
+# Devices subscribed now, and pushes received by them: the topic feeder's view of its backlog.
+_fleet = {"subscribed": 0, "received": 0}
 
 
 @events.test_start.add_listener
@@ -80,6 +94,7 @@ class MqttDevice(User):
 
         def on_message(_client, _userdata, message):
             received = time.time() * 1000.0
+            _fleet["received"] += 1
             try:
                 payload = json.loads(message.payload)
                 latency = received - float(payload["acceptedAt"])
@@ -117,6 +132,8 @@ class MqttDevice(User):
         fire(request_type="MQTT", name="subscribe", response_time=(time.perf_counter() - started) * 1000,
              response_length=0, exception=error, context={})
         self.client = client
+        if error is None:
+            _fleet["subscribed"] += 1
 
     @task
     def stay_connected(self):
@@ -125,6 +142,7 @@ class MqttDevice(User):
     def on_stop(self):
         client = getattr(self, "client", None)
         if client is not None:
+            _fleet["subscribed"] -= 1
             client.disconnect()
             client.loop_stop()
 
@@ -154,3 +172,34 @@ class PushToDevices(FastHttpUser):
                 response.success()
             else:
                 response.failure(f"HTTP {response.status_code}")
+
+
+def feed_allowance(enqueued: int, received: int, subscribed: int, backlog: int = BACKLOG,
+                   per_device: int = BACKLOG_PER_DEVICE) -> int:
+    """How many more pushes may be outstanding now (<= 0: wait). Counted over the devices
+    subscribed now, so a provisioned device that never connects does not stall the feeder."""
+    return min(backlog, per_device * subscribed) - (enqueued - received)
+
+
+class TopicFeeder(User):
+    """Topic pushes to every provisioned device while the backlog allows (see the module text)."""
+
+    fixed_count = 1
+    wait_time = constant(0)
+
+    def __init__(self, environment):
+        super().__init__(environment)
+        self.client = HttpSession(base_url=PLATFORM.next_dispatcher(environment.host),
+                                  request_event=environment.events.request, user=self)
+        self.enqueued = 0
+
+    @task
+    def feed(self):
+        subscribed = _fleet["subscribed"]
+        if subscribed == 0 or feed_allowance(self.enqueued, _fleet["received"], subscribed) < subscribed:
+            gevent.sleep(0.05)
+            return
+        # Devices provisioned but not subscribed get the push into their box, not now: only the
+        # subscribed ones count towards what should come back.
+        if feed_topic(self.client, PLATFORM.provisioned, TOPIC, "mqtt"):
+            self.enqueued += subscribed

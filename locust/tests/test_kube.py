@@ -217,9 +217,11 @@ def test_connection_manager_job_connects_its_devices_through_the_mqtt_service():
     container = job["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["HERALD_MQTT_HOST"] == "herald-connection-manager-mqtt"
-    assert env["HERALD_MQTT_DEVICES"] == "40"            # one device per user at most: never short
-    assert env["HERALD_MQTT_SEND_WAIT"] == "0"
-    assert "MqttDevice PushToDevices" in container["command"][2]
+    # Every user but the topic feeder is a device, and every provisioned device connects: one left
+    # offline would fill its box and count as outstanding for ever.
+    assert env["HERALD_MQTT_DEVICES"] == "39"
+    assert env["HERALD_LOAD_BACKLOG"] == str(settings.backlog_per_replica * 2)
+    assert "MqttDevice TopicFeeder" in container["command"][2]
     assert " -u 40 " in container["command"][2]
 
 

@@ -59,6 +59,15 @@ def run_locust(platform: LocalPlatform, locustfile: str, out: Path, *args: str,
     return rows
 
 
+def _connection_manager(platform) -> int:
+    """One connection manager started; its MQTT port."""
+    if not (repository_root() / "services" / "connection-manager").is_dir():
+        pytest.skip("the connection manager (services/connection-manager) is not in this "
+                    "checkout yet: MQTT device smoke run skipped")
+    platform.start_connection_managers(1)
+    return platform.connection_managers[0].extra["mqtt_port"]
+
+
 def _count(rows, name):
     return int(rows[name]["Request Count"]) if name in rows else 0
 
@@ -95,14 +104,10 @@ def test_gateway_deliveries_reports_provider_deliveries_as_requests(platform, tm
 
 
 def test_mqtt_devices_receive_pushes_and_report_delivery_latency(platform, tmp_path):
-    module = repository_root() / "services" / "connection-manager"
-    if not module.is_dir():
-        pytest.skip("the connection manager (services/connection-manager) is not in this "
-                    "checkout yet: MQTT device smoke run skipped")
-    platform.start_connection_managers(1)
-    mqtt_port = platform.connection_managers[0].extra["mqtt_port"]
+    mqtt_port = _connection_manager(platform)
 
-    rows = run_locust(platform, "mqtt_devices.py", tmp_path, "-u", "5", "-r", "5",
+    rows = run_locust(platform, "mqtt_devices.py", tmp_path, "MqttDevice", "PushToDevices",
+                      "-u", "5", "-r", "5",
                       env={"HERALD_MQTT_PORT": str(mqtt_port), "HERALD_MQTT_DEVICES": "4",
                            "HERALD_MQTT_SEND_WAIT": "0.2"}, seconds=15)
 
@@ -114,3 +119,26 @@ def test_mqtt_devices_receive_pushes_and_report_delivery_latency(platform, tmp_p
     assert deliveries > 0, output
     assert int(rows["delivery (accept to device)"]["Failure Count"]) == 0
     assert float(rows["delivery (accept to device)"]["Average Response Time"]) > 0
+
+
+def test_the_topic_feeder_keeps_mqtt_devices_busy_within_its_backlog(platform, tmp_path):
+    """The connection manager's scale-out workload: topic pushes to every device, fed while fewer
+    than 3 per subscribed device are outstanding (a fifth provisioned device never connects and
+    must not stall the feeder)."""
+    mqtt_port = _connection_manager(platform)
+
+    rows = run_locust(platform, "mqtt_devices.py", tmp_path, "MqttDevice", "TopicFeeder",
+                      "-u", "5", "-r", "5",
+                      env={"HERALD_MQTT_PORT": str(mqtt_port), "HERALD_MQTT_DEVICES": "5",
+                           "HERALD_MQTT_BACKLOG_PER_DEVICE": "3"}, seconds=15)
+
+    output = rows["_output"]["stderr"][-2000:]
+    assert _count(rows, "subscribe") == 4 and int(rows["subscribe"]["Failure Count"]) == 0, output
+    feeds = _count(rows, "feed topic send")
+    deliveries = _count(rows, "delivery (accept to device)")
+    assert int(rows["feed topic send"]["Failure Count"]) == 0, output
+    # More than one backlog's worth went through (the feeder kept going past the offline device),
+    # and never more than 3 per device were outstanding: what was fed but not received is bounded.
+    assert deliveries > 4 * 3, output
+    assert 0 <= feeds * 4 - deliveries <= 4 * 3 + 4, output
+    assert int(rows["delivery (accept to device)"]["Failure Count"]) == 0
