@@ -9,7 +9,7 @@ import stat
 
 from herald_load.kube import BEGIN, END, LABELS, KubeTarget, configmap_manifest, job_manifest, \
     plateau_resources, run_kubernetes, split_csv_log
-from herald_load.counted import counted_points
+from herald_load.counted import counted_points, main as counted_main
 from herald_load.scaleout import ScaleOutSettings
 
 HISTORY = "Timestamp,User Count,Type,Name,Requests/s,Failures/s\n1,2,DELIVERY,provider deliveries,300,0\n"
@@ -19,7 +19,8 @@ def fake_kubectl(tmp_path):
     calls = tmp_path / "calls.jsonl"
     script = tmp_path / "kubectl"
     script.write_text(f"""#!/usr/bin/env python3
-import json, sys, time
+import json, os, sys, time
+ALARM = os.environ.get("FAKE_MEMORY_ALARM", "0")
 args = sys.argv[1:]
 stdin = sys.stdin.read() if "-f" in args else None
 with open({str(calls)!r}, "a") as out:
@@ -45,6 +46,7 @@ elif "--raw" in args:
         print('herald_dispatcher_accepted_total{{kind="topic",priority="normal"}} ' + str(int(tick * 10)))
     elif path.endswith("/metrics"):
         print('rabbitmq_queue_messages{{vhost="/",queue="herald.send.normal"}} 42')
+        print('rabbitmq_alarms_memory_used_watermark ' + ALARM)
     else:
         print(json.dumps({{"accepted": int(tick * 100)}}))
 elif args[2:4] == ["get", "deployment/herald-gateway"]:
@@ -95,6 +97,7 @@ def test_kubernetes_mode_scales_runs_a_job_samples_and_stores_its_csvs(tmp_path)
     assert "max_in_flight" not in meta["settings"]          # the Deployment's own configuration instead
     assert meta["deployment"]["containers"][0]["resources"] == {"limits": {"cpu": "250m"}}
     assert meta["resources"]["queues"]["herald.send.normal"]["max"] == 42
+    assert meta["resources"]["rabbitmq_memory_alarm_s"] == 0
     assert meta["resources"]["nodes_cores"]["node-a"] > 0
     assert "gateway" in meta["resources"]["components_cores"]
     assert (folder / "resources.csv").read_text().startswith("t_s,kind,name,value")
@@ -187,6 +190,25 @@ def test_plateau_resources_are_rates_over_the_window_only():
     assert resources["components_cores"] == {"gateway": 0.25}
     assert resources["nodes_cores"] == {"a": 1.5}
     assert resources["queues"]["q"] == {"mean": 12.5, "max": 20.0}
+
+
+def test_the_seconds_of_a_plateau_under_rabbitmqs_memory_alarm_are_recorded_and_warned_of(
+        tmp_path, monkeypatch, capsys):
+    kubectl, _calls = fake_kubectl(tmp_path)
+    monkeypatch.setenv("FAKE_MEMORY_ALARM", "1")
+    lines = []
+
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=1), target(kubectl),
+                   say=lines.append)
+
+    meta = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())
+    assert meta["resources"]["rabbitmq_memory_alarm_s"] > 0
+    assert any("RabbitMQ memory alarm" in line for line in lines)
+    assert counted_main([str(tmp_path / "run")]) == 0
+    assert "N = 1: RabbitMQ's memory alarm blocked publishing" in capsys.readouterr().err
+    rows = [(t, "alarm", "rabbitmq memory", 1.0 if 10 <= t < 25 else 0.0) for t in range(0, 41, 5)]
+    assert plateau_resources(rows, 5, 40, {})["rabbitmq_memory_alarm_s"] == 15.0
+    assert plateau_resources([], 5, 40, {})["rabbitmq_memory_alarm_s"] is None
 
 
 def test_split_csv_log_keeps_only_the_marked_files():

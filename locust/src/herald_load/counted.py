@@ -63,7 +63,8 @@ def counted_point(folder: Path) -> dict:
     second = (v[-1] - v[middle]) / (t[-1] - t[middle])
     return {"n": meta["n"], "throughput": round(float(whole), 1), "spread": round(float(q3 - q1), 1),
             "drift_pct": round(float((second - first) / whole * 100), 1) if whole else None,
-            "samples": len(series), "source": source}
+            "samples": len(series), "source": source,
+            "alarm_s": meta["resources"].get("rabbitmq_memory_alarm_s")}
 
 
 def counted_points(run_dir: Path) -> list[dict]:
@@ -83,8 +84,13 @@ def main(argv: list[str]) -> int:
         if point["drift_pct"] is not None and abs(point["drift_pct"]) > UNSTEADY_DRIFT * 100:
             print(f"N = {point['n']}: the rate changed {point['drift_pct']:+.1f} % from the plateau's first "
                   f"half to its second: not steady", file=sys.stderr)
+        if point["alarm_s"]:
+            print(f"N = {point['n']}: RabbitMQ's memory alarm blocked publishing for about "
+                  f"{point['alarm_s']:.0f} s of the plateau: the broker's memory, not the service, "
+                  f"limited it", file=sys.stderr)
     out = args.out.open("w", newline="") if args.out else sys.stdout
-    writer = csv.DictWriter(out, fieldnames=["n", "throughput", "spread", "drift_pct", "samples", "source"])
+    writer = csv.DictWriter(out, fieldnames=["n", "throughput", "spread", "drift_pct", "samples", "source"],
+                            extrasaction="ignore")
     writer.writeheader()
     writer.writerows(points)
     if args.out:

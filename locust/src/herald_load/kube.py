@@ -58,6 +58,9 @@ LOCAL_ONLY = ("max_in_flight", "gateway_consumers_normal", "gateway_prefetch", "
 # left, e.g. `kubectl delete jobs,configmaps -l app.kubernetes.io/name=herald-load`.
 LABELS = {"app.kubernetes.io/name": "herald-load"}
 _QUEUE_LINE = re.compile(r'^rabbitmq_queue_messages\{[^}]*queue="([^"]+)"[^}]*\}\s+([0-9.eE+-]+)')
+# 1 while RabbitMQ's memory alarm blocks every publisher: a plateau with it raised measured the
+# broker's memory, not the service (a gateway run's N = 5 and 6 stalled on it at 512Mi).
+_MEMORY_ALARM_LINE = re.compile(r'^rabbitmq_alarms_memory_used_watermark(?:\{[^}]*\})?\s+([0-9.eE+-]+)')
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,9 @@ class ClusterSampler:
                 match = _QUEUE_LINE.match(line)
                 if match:
                     rows.append((t, "queue", match.group(1), float(match.group(2))))
+                alarm = _MEMORY_ALARM_LINE.match(line)
+                if alarm:
+                    rows.append((t, "alarm", "rabbitmq memory", float(alarm.group(1))))
         except (RuntimeError, subprocess.TimeoutExpired) as error:
             self.errors["rabbitmq metrics"] = str(error)[:300]
         try:
@@ -305,6 +311,11 @@ class ClusterSampler:
                     rates[name] = per_s / 1e9 if kind == "cpu_ns" else per_s
         return rates
 
+    def memory_alarm(self) -> bool:
+        """Whether the last sample found RabbitMQ's memory alarm raised."""
+        alarms = sorted((t, v) for t, k, _n, v in self.rows if k == "alarm")
+        return bool(alarms) and alarms[-1][1] > 0
+
     def latest_queues(self) -> int:
         last = max((t for t, k, _n, _v in self.rows if k == "queue"), default=None)
         return int(sum(v for t, k, _n, v in self.rows if k == "queue" and t == last))
@@ -342,6 +353,10 @@ def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float,
         if k == "queue":
             totals[t] = totals.get(t, 0.0) + v
     loads = [v for _t, k, _n, v in window if k == "loadavg"]
+    # Seconds of the window that began with the alarm raised (None: RabbitMQ's metrics had no alarm).
+    alarms = sorted((t, v) for t, k, _n, v in window if k == "alarm")
+    alarm_s = round(sum(b[0] - a[0] for a, b in zip(alarms, alarms[1:]) if a[1] > 0), 1) \
+        if alarms else None
     counted: dict[str, float] = {}
     for kind in ("counter", "sandbox_accepted"):
         for name in sorted({n for _t, k, n, _v in window if k == kind}):
@@ -365,6 +380,7 @@ def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float,
         "components_cores": {c: round(v, 3) for c, v in sorted(by_component.items())},
         "queues": {q: {k: round(v, 1) for k, v in s.items()} for q, s in queues.items()},
         "queue_total_mean": round(sum(totals.values()) / len(totals), 1) if totals else None,
+        "rabbitmq_memory_alarm_s": alarm_s,
         "runner_loadavg_mean": round(sum(loads) / len(loads), 2) if loads else None,
     }
 
@@ -577,7 +593,9 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
                         else f"{rates.get('sandbox', 0):6.0f} deliveries/s")
                 say(f"    N = {n}: {elapsed:4.0f}/{settings.duration_s} s, "
                     f"{rate}, {host or 'host CPU n/a'}, "
-                    f"queues {sampler.latest_queues()}, load {_loadavg().split()[0]}, "
+                    f"queues {sampler.latest_queues()}"
+                    f"{' (RabbitMQ memory alarm: publishing blocked)' if sampler.memory_alarm() else ''}, "
+                    f"load {_loadavg().split()[0]}, "
                     f"about {left:.0f} min of the run left")
         ended_at, load_after = _now(), _loadavg()
         restarts = {pod: count - restarts_before.get(pod, 0) for pod, count in _restarts(target).items()
