@@ -5,6 +5,8 @@ test in tests/node and scripts/k8s/scale-out-node.sh)."""
 from __future__ import annotations
 
 import json
+
+import pytest
 import stat
 
 from herald_load.kube import BEGIN, END, LABELS, KubeTarget, configmap_manifest, job_manifest, \
@@ -192,8 +194,7 @@ def test_plateau_resources_are_rates_over_the_window_only():
     assert resources["queues"]["q"] == {"mean": 12.5, "max": 20.0}
 
 
-def test_the_seconds_of_a_plateau_under_rabbitmqs_memory_alarm_are_recorded_and_warned_of(
-        tmp_path, monkeypatch, capsys):
+def test_the_seconds_of_a_plateau_under_rabbitmqs_memory_alarm_are_recorded(tmp_path, monkeypatch):
     kubectl, _calls = fake_kubectl(tmp_path)
     monkeypatch.setenv("FAKE_MEMORY_ALARM", "1")
     lines = []
@@ -204,8 +205,6 @@ def test_the_seconds_of_a_plateau_under_rabbitmqs_memory_alarm_are_recorded_and_
     meta = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())
     assert meta["resources"]["rabbitmq_memory_alarm_s"] > 0
     assert any("RabbitMQ memory alarm" in line for line in lines)
-    assert counted_main([str(tmp_path / "run")]) == 0
-    assert "N = 1: RabbitMQ's memory alarm blocked publishing" in capsys.readouterr().err
     rows = [(t, "alarm", "rabbitmq memory", 1.0 if 10 <= t < 25 else 0.0) for t in range(0, 41, 5)]
     assert plateau_resources(rows, 5, 40, {})["rabbitmq_memory_alarm_s"] == 15.0
     assert plateau_resources([], 5, 40, {})["rabbitmq_memory_alarm_s"] is None
@@ -250,11 +249,15 @@ def test_connection_manager_job_connects_its_devices_through_the_mqtt_service():
 def test_counted_points_are_the_services_own_counter_over_the_plateau_window(tmp_path):
     folder = tmp_path / "run" / "n=2"
     folder.mkdir(parents=True)
-    (folder / "meta.json").write_text(json.dumps({"n": 2, "service": "dispatcher",
+    (folder / "meta.json").write_text(json.dumps({"n": 2, "service": "dispatcher", "pods": ["a", "b"],
                                                   "resources": {"window_s": [10, 40]}}))
     rows = ["t_s,kind,name,value", "0,counter,pod/a,0", "0,counter,pod/b,0"]
     for t, a, b in ((10, 1000, 500), (20, 2000, 1100), (30, 3000, 1600), (40, 4000, 2300)):
         rows += [f"{t},counter,pod/a,{a}", f"{t},counter,pod/b,{b}", f"{t},sandbox_accepted,sandbox,{t * 7}"]
+        # pod a uses 0.1 cores throughout, pod b 0.3 cores until 20 s and then 0.1; the sandbox is
+        # not measured
+        rows += [f"{t},cpu_ns,pod/a,{t * 0.1e9:.0f}", f"{t},cpu_ns,pod/b,{min(t, 20) * 0.3e9 + max(t - 20, 0) * 0.1e9:.0f}",
+                 f"{t},cpu_ns,pod/sandbox,{t * 1e9:.0f}"]
     (folder / "resources.csv").write_text("\n".join(rows) + "\n")
 
     [point] = counted_points(tmp_path / "run")
@@ -263,3 +266,33 @@ def test_counted_points_are_the_services_own_counter_over_the_plateau_window(tmp
     assert point["throughput"] == 160.0                  # (6300 - 1500) / 30 s, both pods
     assert point["drift_pct"] == 9.4                     # 155/s in the first 20 s, 170/s in the last 10 s
     assert point["source"] == "herald_dispatcher_accepted_total"
+    assert point["service_cores"] == 0.267                 # a: 3 core-s, b: 5 core-s, over 30 s
+    assert point["cpu_us_per_unit"] == 1666.7              # 0.2667 cores / 160 per s
+
+    [later] = counted_points(tmp_path / "run", start_s=20)
+
+    assert later["window_s"] == "20-40" and later["samples"] == 3
+    assert later["throughput"] == 160.0                   # (6300 - 3100) / 20 s
+    assert later["service_cores"] == 0.2                  # both pods at 0.1 after 20 s
+    assert later["cpu_us_per_unit"] == 1250.0
+    with pytest.raises(ValueError, match="cannot start at 40"):
+        counted_points(tmp_path / "run", start_s=40)
+
+
+def test_counted_warns_of_an_unsteady_plateau_and_of_rabbitmqs_memory_alarm(tmp_path, capsys):
+    folder = tmp_path / "run" / "n=3"
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"n": 3, "service": "gateway", "pods": [],
+                                                  "resources": {"window_s": [0, 30],
+                                                                "rabbitmq_memory_alarm_s": 12.0}}))
+    rows = ["t_s,kind,name,value"] + [f"{t},sandbox_accepted,sandbox,{v}"
+                                      for t, v in ((0, 0), (10, 1000), (20, 1500), (30, 2000))]
+    (folder / "resources.csv").write_text("\n".join(rows) + "\n")
+
+    assert counted_main([str(tmp_path / "run"), "--out", str(tmp_path / "points.csv")]) == 0
+
+    err = capsys.readouterr().err
+    assert "N = 3: the rate changed" in err                               # 100/s, then 50/s
+    assert "N = 3: RabbitMQ's memory alarm blocked publishing for about 12 s" in err
+    assert (tmp_path / "points.csv").read_text().splitlines()[0] == \
+        "n,throughput,spread,drift_pct,samples,source,window_s,service_cores,cpu_us_per_unit"

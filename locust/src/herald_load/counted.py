@@ -12,7 +12,12 @@ between consecutive samples, and the drift the change of the rate from the windo
 to its second, in percent of the whole (a JVM still compiling under a small CPU limit shows as a
 large positive drift; the capacity report names such N, and so does this command on stderr).
 
-    python -m herald_load counted runs/<run-id> [--out points.csv]
+The measured pods' cores over the same window, and their CPU per unit of throughput (µs per
+delivery, accept or push), are columns of their own: a service whose CPU per unit changes with N
+shows where the curve bends. ``--from SECONDS`` starts every N's window later than the run's own
+warm-up did (a ramp that outlasted it shows as a large drift).
+
+    python -m herald_load counted runs/<run-id> [--from SECONDS] [--out points.csv]
 """
 
 from __future__ import annotations
@@ -42,13 +47,32 @@ def _series(resources_csv: Path, kind: str, start: float, end: float) -> list[tu
     return sorted(totals.items())
 
 
-def counted_point(folder: Path) -> dict:
-    """One N: n, throughput (per second), spread (IQR of per-interval rates), samples, source."""
+def _pods_cores(resources_csv: Path, pods: list[str], start: float, end: float) -> float | None:
+    """Cores the measured pods used in the window (each pod's own first and last sample in it)."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    with resources_csv.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            t = float(row["t_s"])
+            if row["kind"] == "cpu_ns" and row["name"][4:] in pods and start <= t <= end:
+                series.setdefault(row["name"], []).append((t, float(row["value"])))
+    rates = [(s[-1][1] - s[0][1]) / 1e9 / (s[-1][0] - s[0][0])
+             for s in (sorted(v) for v in series.values()) if len(s) >= 2 and s[-1][0] > s[0][0]]
+    return sum(rates) if rates else None
+
+
+def counted_point(folder: Path, start_s: float | None = None) -> dict:
+    """One N: n, throughput (per second), spread (IQR of per-interval rates), drift, samples,
+    source, and the measured pods' cores and CPU per unit over the same window. ``start_s``
+    starts the window that many seconds into the Job instead of the run's own warm-up."""
     meta = json.loads((folder / "meta.json").read_text())
     scenario = SCENARIOS[meta["service"]]
     kind, source = ("counter", scenario.counter) if scenario.counter \
         else ("sandbox_accepted", "provider sandbox accepted")
     start, end = meta["resources"]["window_s"]
+    if start_s is not None:
+        if not start_s < end:
+            raise ValueError(f"{folder}: the window cannot start at {start_s} s, the plateau ended at {end} s")
+        start = start_s
     series = _series(folder / "resources.csv", kind, start, end)
     if len(series) < 3:
         raise ValueError(f"{folder}: {len(series)} samples of {source} in the plateau window "
@@ -61,16 +85,20 @@ def counted_point(folder: Path) -> dict:
     middle = len(series) // 2
     first = (v[middle] - v[0]) / (t[middle] - t[0])
     second = (v[-1] - v[middle]) / (t[-1] - t[middle])
+    cores = _pods_cores(folder / "resources.csv", meta.get("pods", []), start, end)
     return {"n": meta["n"], "throughput": round(float(whole), 1), "spread": round(float(q3 - q1), 1),
             "drift_pct": round(float((second - first) / whole * 100), 1) if whole else None,
             "samples": len(series), "source": source,
+            "window_s": f"{start:g}-{end:g}",
+            "service_cores": round(cores, 3) if cores is not None else None,
+            "cpu_us_per_unit": round(cores / whole * 1e6, 1) if cores is not None and whole else None,
             "alarm_s": meta["resources"].get("rabbitmq_memory_alarm_s")}
 
 
-def counted_points(run_dir: Path) -> list[dict]:
+def counted_points(run_dir: Path, start_s: float | None = None) -> list[dict]:
     folders = sorted((f for f in Path(run_dir).glob("n=*") if (f / "meta.json").exists()),
                      key=lambda f: int(f.name[2:]))
-    return [counted_point(folder) for folder in folders]
+    return [counted_point(folder, start_s) for folder in folders]
 
 
 def main(argv: list[str]) -> int:
@@ -78,8 +106,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m herald_load counted")
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--out", type=Path, default=None, help="CSV to write (default: stdout)")
+    parser.add_argument("--from", dest="start_s", type=float, default=None, metavar="SECONDS",
+                        help="start every N's window this many seconds into its Job (default: the "
+                             "run's own --warmup), for a ramp longer than the run allowed for")
     args = parser.parse_args(argv)
-    points = counted_points(args.run_dir)
+    points = counted_points(args.run_dir, args.start_s)
     for point in points:
         if point["drift_pct"] is not None and abs(point["drift_pct"]) > UNSTEADY_DRIFT * 100:
             print(f"N = {point['n']}: the rate changed {point['drift_pct']:+.1f} % from the plateau's first "
@@ -89,7 +120,8 @@ def main(argv: list[str]) -> int:
                   f"{point['alarm_s']:.0f} s of the plateau: the broker's memory, not the service, "
                   f"limited it", file=sys.stderr)
     out = args.out.open("w", newline="") if args.out else sys.stdout
-    writer = csv.DictWriter(out, fieldnames=["n", "throughput", "spread", "drift_pct", "samples", "source"],
+    writer = csv.DictWriter(out, fieldnames=["n", "throughput", "spread", "drift_pct", "samples", "source",
+                                             "window_s", "service_cores", "cpu_us_per_unit"],
                             extrasaction="ignore")
     writer.writeheader()
     writer.writerows(points)
