@@ -136,18 +136,29 @@ def test_each_n_starts_from_empty_send_queues_unless_told_otherwise(tmp_path):
 
     recorded = [json.loads(line)["args"][2:] for line in calls.read_text().splitlines()]
     purge = ["exec", "herald-rabbitmq-server-0", "-c", "rabbitmq", "--", "rabbitmqctl", "purge_queue"]
-    steps = [a[-1] if a[:7] == purge else a[0] for a in recorded
-             if a[:7] == purge or a[0] == "scale" or (a[0] == "apply" and a[-1] == "-")]
-    # per N: scaled, then every send queue emptied, then the Locust Job applied
-    each_n = ["scale", "herald.send.high", "herald.send.normal", "herald.audience"]
+    reset = ["create", "--raw", "/api/v1/namespaces/herald/services/herald-provider-sandbox:9090/proxy/sandbox/reset"]
+    steps = [a[-1] if a[:7] == purge else "reset" if a[:3] == reset else a[0] for a in recorded
+             if a[:7] == purge or a[:3] == reset or a[0] == "scale" or (a[0] == "apply" and a[-1] == "-")]
+    # per N: scaled, then every send queue emptied and the sandbox's record cleared (the gateway's
+    # deliveries are counted there), then the Locust Job applied
+    each_n = ["scale", "herald.send.high", "herald.send.normal", "herald.audience", "reset"]
     applied = [i for i, step in enumerate(steps) if step == "apply"]
-    assert steps[applied[-2] - 4:applied[-2]] == each_n and steps[applied[-1] - 4:applied[-1]] == each_n
+    assert steps[applied[-2] - 5:applied[-2]] == each_n and steps[applied[-1] - 5:applied[-1]] == each_n
 
     (tmp_path / "left").mkdir()
     kubectl, calls = fake_kubectl(tmp_path / "left")
     run_kubernetes(tmp_path / "left" / "run", [1], ScaleOutSettings(duration_s=60),
                    target(kubectl, rabbitmq_pod=""), say=lambda _line: None)
     assert not any(json.loads(line)["args"][2] == "exec" for line in calls.read_text().splitlines())
+
+
+def test_a_run_that_does_not_count_through_the_sandbox_leaves_its_record_alone(tmp_path):
+    kubectl, calls = fake_kubectl(tmp_path)
+
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(service="dispatcher", duration_s=60),
+                   target(kubectl), say=lambda _line: None)
+
+    assert not any("/sandbox/reset" in " ".join(json.loads(line)["args"]) for line in calls.read_text().splitlines())
 
 
 def test_job_runs_non_root_read_only_on_the_chosen_node_with_the_backlog_for_its_n():

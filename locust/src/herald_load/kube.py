@@ -428,6 +428,16 @@ def _restarts(target: KubeTarget) -> dict[str, int]:
             for p in pods}
 
 
+def reset_sandbox(target: KubeTarget, say: Callable[[str], None]) -> None:
+    """Clears the provider sandbox's record (POST /sandbox/reset through the API server). It keeps
+    every (token, message) pair it accepted, to find duplicates: over a gateway run's warm-up and
+    first N, millions of them filled its heap, its CPU per request rose more than fourfold (0.51
+    cores for 2,800 deliveries/s against 0.19 for 4,600), and the gateways waited on it."""
+    path = f"/api/v1/namespaces/{target.namespace}/services/{target.sandbox_service}/proxy/sandbox/reset"
+    _kubectl(target, "create", "--raw", path, "-f", "-", stdin="{}")
+    say("    provider sandbox: record cleared")
+
+
 def empty_queues(target: KubeTarget, say: Callable[[str], None]) -> None:
     """Purges the send queues through rabbitmqctl in RabbitMQ's pod, if the target names one."""
     if not target.rabbitmq_pod:
@@ -568,6 +578,8 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
         metrics = [f"http://{p['status']['podIP']}:{target.metrics_port}" for p in ready] \
             if settings.service == "gateway" else []
         empty_queues(target, say)
+        if scenario.counter is None:        # the sandbox's count is the measurement
+            reset_sandbox(target, say)
         components, nodes = _components(target)
         restarts_before = _restarts(target)
         job = f"herald-load-{settings.service}-n{n}-{int(time.time())}"
