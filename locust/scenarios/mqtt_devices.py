@@ -18,7 +18,9 @@ Two ways to push, one user class each (name the one wanted on Locust's command l
   backlog, and costs the dispatcher one accept per audience rather than per device: the
   connection manager's scale-out measures the connection managers, not the unicast accept path
   ahead of them. Per device the backlog stays below the per-device box (100 by default), so no
-  push is evicted. Its sends show as "feed topic send".
+  push is evicted. Its sends show as "feed topic send". Pushes that do not arrive are written
+  off when nothing arrived for HERALD_MQTT_STALL_S seconds (default 10) while the backlog was full:
+  the entry "pushes written off" counts each write-off as a failure (its size in bytes = pushes).
 
     locust -f scenarios/mqtt_devices.py --headless -u 20 -r 10 -t 1m --host http://DISPATCHER
 Environment: HERALD_MQTT_HOST / HERALD_MQTT_PORT (the CM's MQTT listener, default 127.0.0.1:1883),
@@ -39,7 +41,7 @@ import paho.mqtt.client as mqtt
 from locust import FastHttpUser, User, constant, events, task
 from locust.clients import HttpSession
 
-from herald_load.scenario import feed_topic, platform, provision_if_needed
+from herald_load.scenario import FeedBacklog, feed_topic, platform, provision_if_needed
 
 PLATFORM = platform()
 TOPIC = os.environ.get("HERALD_LOAD_TOPIC", "devices")
@@ -48,6 +50,7 @@ MQTT_PORT = int(os.environ.get("HERALD_MQTT_PORT", "1883"))
 SEND_WAIT = float(os.environ.get("HERALD_MQTT_SEND_WAIT", "0.5"))
 BACKLOG = int(os.environ.get("HERALD_LOAD_BACKLOG", "5000"))
 BACKLOG_PER_DEVICE = int(os.environ.get("HERALD_MQTT_BACKLOG_PER_DEVICE", "20"))
+STALL_S = float(os.environ.get("HERALD_MQTT_STALL_S", "10"))
 DELIVERY = "delivery (accept to device)"
 _devices = {"next": None, "lock": threading.Lock()}
 # Devices subscribed now, and pushes received by them: the topic feeder's view of its backlog.
@@ -174,13 +177,6 @@ class PushToDevices(FastHttpUser):
                 response.failure(f"HTTP {response.status_code}")
 
 
-def feed_allowance(enqueued: int, received: int, subscribed: int, backlog: int = BACKLOG,
-                   per_device: int = BACKLOG_PER_DEVICE) -> int:
-    """How many more pushes may be outstanding now (<= 0: wait). Counted over the devices
-    subscribed now, so a provisioned device that never connects does not stall the feeder."""
-    return min(backlog, per_device * subscribed) - (enqueued - received)
-
-
 class TopicFeeder(User):
     """Topic pushes to every provisioned device while the backlog allows (see the module text)."""
 
@@ -191,15 +187,24 @@ class TopicFeeder(User):
         super().__init__(environment)
         self.client = HttpSession(base_url=PLATFORM.next_dispatcher(environment.host),
                                   request_event=environment.events.request, user=self)
-        self.enqueued = 0
+        self.backlog = FeedBacklog(STALL_S)
 
     @task
     def feed(self):
         subscribed = _fleet["subscribed"]
-        if subscribed == 0 or feed_allowance(self.enqueued, _fleet["received"], subscribed) < subscribed:
+        self.backlog.arrived(_fleet["received"])
+        # Counted over the devices subscribed now, so that one provisioned but never connected
+        # does not hold the feeder back.
+        full_at = min(BACKLOG, BACKLOG_PER_DEVICE * subscribed) - subscribed
+        if subscribed == 0 or self.backlog.outstanding() > full_at:
+            lost = self.backlog.write_off_if_stalled(full_at)
+            if lost:
+                self.environment.events.request.fire(
+                    request_type="FEED", name="pushes written off", response_time=0, response_length=lost,
+                    exception=RuntimeError(f"{lost} pushes not received within {STALL_S:g} s"), context={})
             gevent.sleep(0.05)
             return
         # Devices provisioned but not subscribed get the push into their box, not now: only the
         # subscribed ones count towards what should come back.
         if feed_topic(self.client, PLATFORM.provisioned, TOPIC, "mqtt"):
-            self.enqueued += subscribed
+            self.backlog.sent += subscribed
