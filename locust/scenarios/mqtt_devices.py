@@ -135,7 +135,8 @@ class MqttDevice(User):
         fire(request_type="MQTT", name="subscribe", response_time=(time.perf_counter() - started) * 1000,
              response_length=0, exception=error, context={})
         self.client = client
-        if error is None:
+        self.subscribed = error is None
+        if self.subscribed:
             _fleet["subscribed"] += 1
 
     @task
@@ -144,8 +145,9 @@ class MqttDevice(User):
 
     def on_stop(self):
         client = getattr(self, "client", None)
-        if client is not None:
+        if getattr(self, "subscribed", False):
             _fleet["subscribed"] -= 1
+        if client is not None:
             client.disconnect()
             client.loop_stop()
 

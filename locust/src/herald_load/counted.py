@@ -31,6 +31,7 @@ import numpy as np
 
 from herald_capacity.analysis import UNSTEADY_DRIFT
 
+from .kube import cpu_cores
 from .scaleout import SCENARIOS
 
 __all__ = ["counted_point", "counted_points", "main"]
@@ -49,15 +50,11 @@ def _series(resources_csv: Path, kind: str, start: float, end: float) -> list[tu
 
 def _pods_cores(resources_csv: Path, pods: list[str], start: float, end: float) -> float | None:
     """Cores the measured pods used in the window (each pod's own first and last sample in it)."""
-    series: dict[str, list[tuple[float, float]]] = {}
     with resources_csv.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            t = float(row["t_s"])
-            if row["kind"] == "cpu_ns" and row["name"][4:] in pods and start <= t <= end:
-                series.setdefault(row["name"], []).append((t, float(row["value"])))
-    rates = [(s[-1][1] - s[0][1]) / 1e9 / (s[-1][0] - s[0][0])
-             for s in (sorted(v) for v in series.values()) if len(s) >= 2 and s[-1][0] > s[0][0]]
-    return sum(rates) if rates else None
+        rows = [(float(r["t_s"]), r["kind"], r["name"], float(r["value"])) for r in csv.DictReader(handle)
+                if r["kind"] == "cpu_ns" and r["name"][4:] in pods and start <= float(r["t_s"]) <= end]
+    rates = cpu_cores(rows)
+    return sum(rates.values()) if rates else None
 
 
 def counted_point(folder: Path, start_s: float | None = None) -> dict:

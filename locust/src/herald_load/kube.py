@@ -328,17 +328,24 @@ class ClusterSampler:
                              for t, k, n, v in self.rows)
 
 
+def cpu_cores(rows: list[tuple[float, str, str, float]]) -> dict[str, float]:
+    """Cores each sampled CPU counter (``pod/NAME``, ``node/NAME``) used between its own first and
+    last sample in ``rows`` (unrounded)."""
+    cores: dict[str, float] = {}
+    for name in sorted({n for _t, k, n, _v in rows if k == "cpu_ns"}):
+        series = sorted({(t, v) for t, k, n, v in rows if k == "cpu_ns" and n == name})
+        if len(series) >= 2 and series[-1][0] > series[0][0]:
+            cores[name] = (series[-1][1] - series[0][1]) / 1e9 / (series[-1][0] - series[0][0])
+    return cores
+
+
 def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float, end_s: float,
                       components: dict[str, str]) -> dict:
     """CPU (cores) of each pod, each component (pods grouped by ``components``: pod name ->
     component) and each node between the first and last sample in [start_s, end_s]; queue depth
     (mean and max per queue, mean of the sum); the runner host's load average (mean)."""
     window = [r for r in rows if start_s <= r[0] <= end_s]
-    cores: dict[str, float] = {}
-    for name in sorted({n for _t, k, n, _v in window if k == "cpu_ns"}):
-        series = sorted({(t, v) for t, k, n, v in window if k == "cpu_ns" and n == name})
-        if len(series) >= 2 and series[-1][0] > series[0][0]:
-            cores[name] = (series[-1][1] - series[0][1]) / 1e9 / (series[-1][0] - series[0][0])
+    cores = cpu_cores(window)
     by_component: dict[str, float] = {}
     for name, value in cores.items():
         if name.startswith("pod/"):
