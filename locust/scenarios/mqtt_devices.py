@@ -7,7 +7,10 @@ from the registration answer; SUBSCRIBE QoS 1 to apps/<app>/devices/<device>. pa
 the PUBACK when the message callback returns (that is the device's receipt). For every push the
 device fires a request event, type MQTT, name "delivery (accept to device)", with response time
 = now - acceptedAt (epoch millis the dispatcher put in the payload). Connect and subscribe are
-entries of their own ("connect", "subscribe"), so refused connections show as failures.
+entries of their own ("connect", "subscribe"), so refused connections show as failures. A
+connection that drops is a failed "disconnect" (with paho's reason); paho reconnects on its own and
+the device subscribes again (a clean session keeps no subscription), as "reconnect". Only
+subscribed devices count towards the feeder's backlog.
 
 Two ways to push, one user class each (name the one wanted on Locust's command line):
 - PushToDevices (FastHttpUser) sends unicast pushes to random devices (HERALD_MQTT_SEND_WAIT
@@ -81,6 +84,9 @@ class MqttDevice(User):
             raise RuntimeError("more MqttDevice users than provisioned MQTT devices: raise "
                                "HERALD_MQTT_DEVICES or lower -u")
         fire = self.environment.events.request.fire
+        # live: None until on_start is through, then whether the device is subscribed and counted
+        # in the feeder's fleet (it drops out on a disconnect and back in on a resubscribe).
+        self.live, self.stopping = None, False
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.device["clientId"],
                              clean_session=True, protocol=mqtt.MQTTv311)
         client.username_pw_set(self.device["username"], self.device["password"])
@@ -90,10 +96,29 @@ class MqttDevice(User):
         def on_subscribe(_client, _userdata, _mid, reason_codes, _properties):
             outcome["granted"] = reason_codes
             subscribed.set()
+            if self.live is not None and not any(code.is_failure for code in reason_codes):
+                self._set_live(True)        # subscribed again after a reconnect
 
         def on_connect(_client, _userdata, _flags, reason, _properties):
             outcome["reason"] = reason
             connected.set()
+            if self.live is None:           # the first connect: on_start goes on from here
+                return
+            fire(request_type="MQTT", name="reconnect", response_time=0, response_length=0,
+                 exception=ConnectionRefusedError(f"CONNACK {reason}") if reason.is_failure else None,
+                 context={})
+            if not reason.is_failure:
+                # paho reconnects on its own after a drop, but a clean session holds no
+                # subscription: a device must subscribe again, or its pushes wait in its box.
+                _client.subscribe(self.device["topic"], qos=1)
+
+        def on_disconnect(_client, _userdata, _flags, reason, _properties):
+            if self.stopping or self.live is None:
+                return
+            self._set_live(False)
+            fire(request_type="MQTT", name="disconnect", response_time=0, response_length=0,
+                 exception=ConnectionError(f"dropped by the server or the network: {reason}"),
+                 context={})
 
         def on_message(_client, _userdata, message):
             received = time.time() * 1000.0
@@ -110,6 +135,7 @@ class MqttDevice(User):
         client.on_connect = on_connect
         client.on_subscribe = on_subscribe
         client.on_message = on_message
+        client.on_disconnect = on_disconnect
         started = time.perf_counter()
         try:
             client.connect(MQTT_HOST, MQTT_PORT, keepalive=60)
@@ -135,18 +161,24 @@ class MqttDevice(User):
         fire(request_type="MQTT", name="subscribe", response_time=(time.perf_counter() - started) * 1000,
              response_length=0, exception=error, context={})
         self.client = client
-        self.subscribed = error is None
-        if self.subscribed:
-            _fleet["subscribed"] += 1
+        self.live = False
+        self._set_live(error is None)
+
+    def _set_live(self, live):
+        """Counts the device in the feeder's fleet while it is subscribed, once."""
+        if live != self.live:
+            _fleet["subscribed"] += 1 if live else -1
+            self.live = live
 
     @task
     def stay_connected(self):
         """Messages arrive on paho's network loop; the task only keeps the user alive."""
 
     def on_stop(self):
+        self.stopping = True
+        if getattr(self, "live", None):
+            self._set_live(False)
         client = getattr(self, "client", None)
-        if getattr(self, "subscribed", False):
-            _fleet["subscribed"] -= 1
         if client is not None:
             client.disconnect()
             client.loop_stop()
