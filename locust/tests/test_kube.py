@@ -46,6 +46,7 @@ elif "--raw" in args:
     elif path.endswith("/actuator/prometheus"):
         print('herald_dispatcher_accepted_total{{kind="devices",priority="normal"}} ' + str(int(tick * 40)))
         print('herald_dispatcher_accepted_total{{kind="topic",priority="normal"}} ' + str(int(tick * 10)))
+        print('jvm_compilation_time_ms_total{{compiler="HotSpot 64-Bit Tiered Compilers"}} ' + str(int(tick * 200)))
     elif path.endswith("/metrics"):
         print('rabbitmq_queue_messages{{vhost="/",queue="herald.send.normal"}} 42')
         print('rabbitmq_alarms_memory_used_watermark ' + ALARM)
@@ -306,4 +307,36 @@ def test_counted_warns_of_an_unsteady_plateau_and_of_rabbitmqs_memory_alarm(tmp_
     assert "N = 3: the rate changed" in err                               # 100/s, then 50/s
     assert "N = 3: RabbitMQ's memory alarm blocked publishing for about 12 s" in err
     assert (tmp_path / "points.csv").read_text().splitlines()[0] == \
-        "n,throughput,spread,drift_pct,samples,source,window_s,service_cores,cpu_us_per_unit"
+        "n,throughput,spread,drift_pct,samples,source,window_s,service_cores,cpu_us_per_unit,jit_pct"
+
+
+def test_a_gateway_run_records_its_pods_jit_time_and_counted_flags_pods_still_compiling(tmp_path, capsys):
+    kubectl, calls = fake_kubectl(tmp_path)
+
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=1), target(kubectl), say=lambda _l: None)
+
+    recorded = [json.loads(line)["args"] for line in calls.read_text().splitlines()]
+    assert ["-n", "herald", "get", "--raw",
+            "/api/v1/namespaces/herald/pods/gw-1:8081/proxy/actuator/prometheus"] in recorded
+    sampled = (tmp_path / "run" / "n=1" / "resources.csv").read_text()
+    assert ",jit_ms,pod/gw-1," in sampled and ",counter," not in sampled   # the gateway has no counter
+
+    folder = tmp_path / "counted" / "n=2"
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"n": 2, "service": "gateway", "pods": ["a", "b"],
+                                                  "resources": {"window_s": [10, 30]}}))
+    rows = ["t_s,kind,name,value"]
+    for t in (0, 10, 20, 25, 30):
+        # pod a compiles 400 ms of every second until 20 s, then nothing; pod b 100 ms throughout;
+        # the sandbox's JVM is not a measured pod
+        rows += [f"{t},sandbox_accepted,sandbox,{t * 100}", f"{t},jit_ms,pod/a,{min(t, 20) * 400}",
+                 f"{t},jit_ms,pod/b,{t * 100}", f"{t},jit_ms,pod/sandbox,{t * 900}"]
+    (folder / "resources.csv").write_text("\n".join(rows) + "\n")
+
+    [point] = counted_points(tmp_path / "counted")
+    [later] = counted_points(tmp_path / "counted", start_s=20)
+
+    assert point["jit_pct"] == 15.0          # over 10-30 s: a 4000 ms (20 %), b 2000 ms (10 %)
+    assert later["jit_pct"] == 5.0           # a: 0 %, b: 10 %
+    assert counted_main([str(tmp_path / "counted")]) == 0
+    assert "N = 2: the pods' JIT was compiling 15 % of the window" in capsys.readouterr().err

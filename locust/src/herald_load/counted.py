@@ -17,6 +17,11 @@ delivery, accept or push), are columns of their own: a service whose CPU per uni
 shows where the curve bends. ``--from SECONDS`` starts every N's window later than the run's own
 warm-up did (a ramp that outlasted it shows as a large drift).
 
+``jit_pct`` is the share of the window the measured pods' JIT compilers spent compiling (wall time
+of the compiler threads, mean per pod, from ``jvm_compilation_time_ms_total``). Above 10 % the
+pods were still warming up: under a 50m limit a gateway's compiler was busy most of the time for
+the first 40 minutes, and its CPU per delivery fell as it finished. The command warns of such N.
+
     python -m herald_load counted runs/<run-id> [--from SECONDS] [--out points.csv]
 """
 
@@ -35,6 +40,9 @@ from .kube import cpu_cores
 from .scaleout import SCENARIOS
 
 __all__ = ["counted_point", "counted_points", "main"]
+
+# A pod whose compilers were busy for more than this share of the window was not warm yet.
+JIT_BUSY_PCT = 10.0
 
 
 def _series(resources_csv: Path, kind: str, start: float, end: float) -> list[tuple[float, float]]:
@@ -55,6 +63,18 @@ def _pods_cores(resources_csv: Path, pods: list[str], start: float, end: float) 
                 if r["kind"] == "cpu_ns" and r["name"][4:] in pods and start <= float(r["t_s"]) <= end]
     rates = cpu_cores(rows)
     return sum(rates.values()) if rates else None
+
+
+def _jit_pct(resources_csv: Path, pods: list[str], start: float, end: float) -> float | None:
+    """Percent of the window the pods' JIT compilers were compiling, mean per pod (None: not sampled)."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    with resources_csv.open(newline="") as handle:
+        for r in csv.DictReader(handle):
+            if r["kind"] == "jit_ms" and r["name"][4:] in pods and start <= float(r["t_s"]) <= end:
+                series.setdefault(r["name"], []).append((float(r["t_s"]), float(r["value"])))
+    shares = [(s[-1][1] - s[0][1]) / ((s[-1][0] - s[0][0]) * 1000)
+              for s in (sorted(v) for v in series.values()) if len(s) >= 2 and s[-1][0] > s[0][0]]
+    return sum(shares) / len(shares) * 100 if shares else None
 
 
 def counted_point(folder: Path, start_s: float | None = None) -> dict:
@@ -83,12 +103,14 @@ def counted_point(folder: Path, start_s: float | None = None) -> dict:
     first = (v[middle] - v[0]) / (t[middle] - t[0])
     second = (v[-1] - v[middle]) / (t[-1] - t[middle])
     cores = _pods_cores(folder / "resources.csv", meta.get("pods", []), start, end)
+    jit = _jit_pct(folder / "resources.csv", meta.get("pods", []), start, end)
     return {"n": meta["n"], "throughput": round(float(whole), 1), "spread": round(float(q3 - q1), 1),
             "drift_pct": round(float((second - first) / whole * 100), 1) if whole else None,
             "samples": len(series), "source": source,
             "window_s": f"{start:g}-{end:g}",
             "service_cores": round(cores, 3) if cores is not None else None,
             "cpu_us_per_unit": round(cores / whole * 1e6, 1) if cores is not None and whole else None,
+            "jit_pct": round(jit, 1) if jit is not None else None,
             "alarm_s": meta["resources"].get("rabbitmq_memory_alarm_s")}
 
 
@@ -112,13 +134,16 @@ def main(argv: list[str]) -> int:
         if point["drift_pct"] is not None and abs(point["drift_pct"]) > UNSTEADY_DRIFT * 100:
             print(f"N = {point['n']}: the rate changed {point['drift_pct']:+.1f} % from the plateau's first "
                   f"half to its second: not steady", file=sys.stderr)
+        if point["jit_pct"] is not None and point["jit_pct"] > JIT_BUSY_PCT:
+            print(f"N = {point['n']}: the pods' JIT was compiling {point['jit_pct']:.0f} % of the window: "
+                  f"not warm yet, their CPU per unit is still falling", file=sys.stderr)
         if point["alarm_s"]:
             print(f"N = {point['n']}: RabbitMQ's memory alarm blocked publishing for about "
                   f"{point['alarm_s']:.0f} s of the plateau: the broker's memory, not the service, "
                   f"limited it", file=sys.stderr)
     out = args.out.open("w", newline="") if args.out else sys.stdout
     writer = csv.DictWriter(out, fieldnames=["n", "throughput", "spread", "drift_pct", "samples", "source",
-                                             "window_s", "service_cores", "cpu_us_per_unit"],
+                                             "window_s", "service_cores", "cpu_us_per_unit", "jit_pct"],
                             extrasaction="ignore")
     writer.writeheader()
     writer.writerows(points)

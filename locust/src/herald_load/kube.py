@@ -197,6 +197,11 @@ def _loadavg() -> str:
 
 # ---------------------------------------------------------------- what the cluster is doing
 
+# Milliseconds the JVM's compiler threads spent compiling (Micrometer's JVM compilation metrics,
+# on every Spring Boot service's /actuator/prometheus).
+JIT_METRIC = "jvm_compilation_time_ms_total"
+
+
 class ClusterSampler:
     """Samples the kubelet's CPU counters, RabbitMQ's queue depths and the sandbox's delivery count
     every ``target.sample_every_s`` into rows ``(t, kind, name, value)`` (t: seconds since start)."""
@@ -277,9 +282,11 @@ class ClusterSampler:
         self.rows.extend(rows)
 
     def _service_metrics(self, t: float) -> list[tuple[float, str, str, float]]:
-        """The scenario's counter (and gauge) of each measured pod, through the pod proxy."""
+        """Each measured pod's JIT compile time and the scenario's counter (and gauge), through the
+        pod proxy. The JIT's time tells whether a pod was still compiling in its plateau: under a
+        small CPU limit the compiler shares the pod's quota with the work for tens of minutes."""
         scenario = self.scenario
-        if scenario is None or not scenario.counter:
+        if scenario is None:
             return []
         rows = []
         for pod in self.pods:
@@ -290,7 +297,8 @@ class ClusterSampler:
             except (RuntimeError, subprocess.TimeoutExpired) as error:
                 self.errors[f"metrics of {pod}"] = str(error)[:300]
                 continue
-            for kind, metric in (("counter", scenario.counter), ("gauge", scenario.gauge)):
+            for kind, metric in (("counter", scenario.counter), ("gauge", scenario.gauge),
+                                 ("jit_ms", JIT_METRIC)):
                 values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
                           if metric and (line.startswith(metric + " ") or line.startswith(metric + "{"))]
                 if values:
