@@ -222,6 +222,35 @@ def test_the_seconds_of_a_plateau_under_rabbitmqs_memory_alarm_are_recorded(tmp_
     assert plateau_resources([], 5, 40, {})["rabbitmq_memory_alarm_s"] is None
 
 
+def test_jvm_options_are_appended_for_the_run_and_taken_back_after_it(tmp_path):
+    kubectl, calls = fake_kubectl(tmp_path)
+    lines = []
+
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=1),
+                   target(kubectl, jvm_options="-XX:TieredStopAtLevel=1"), say=lines.append)
+
+    recorded = [json.loads(line)["args"] for line in calls.read_text().splitlines()]
+    patches = [json.loads(a[-1]) for a in recorded if a[2] == "patch"]
+    # The fake's container has no env: the option comes as the only entry, and goes with the restore.
+    assert [{"op": "add", "path": "/spec/template/spec/containers/0/env",
+             "value": [{"name": "JAVA_TOOL_OPTIONS", "value": "-XX:TieredStopAtLevel=1"}]}] in patches
+    assert {"op": "remove", "path": "/spec/template/spec/containers/0/env"} in patches[-1]
+    rollout = [i for i, a in enumerate(recorded) if a[2:4] == ["rollout", "status"]]
+    first_patch = next(i for i, a in enumerate(recorded) if a[2] == "patch" and "JAVA_TOOL_OPTIONS" in a[-1])
+    assert rollout and rollout[0] > first_patch          # the pods restart with it before the first N
+
+
+def test_jvm_options_extend_a_java_tool_options_the_chart_set():
+    from herald_load.kube import _jvm_options_patch
+    deployment = {"spec": {"template": {"spec": {"containers": [
+        {"name": "gateway", "env": [{"name": "A", "value": "1"},
+                                    {"name": "JAVA_TOOL_OPTIONS", "value": "-Xss512k"}]}]}}}}
+
+    assert _jvm_options_patch(deployment, "-XX:TieredStopAtLevel=1") == [
+        {"op": "replace", "path": "/spec/template/spec/containers/0/env/1",
+         "value": {"name": "JAVA_TOOL_OPTIONS", "value": "-Xss512k -XX:TieredStopAtLevel=1"}}]
+
+
 def test_split_csv_log_keeps_only_the_marked_files():
     log = f"noise\n{BEGIN}a.csv\nx,y\n1,2\n{END}\nmore noise\n{BEGIN}b.csv\nz\n{END}\n"
 

@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     kube.add_argument("--warm-up-run", type=float, default=0.0, metavar="SECONDS",
                       help="a discarded Locust Job of SECONDS at the first N before measuring "
                            "(cold JVMs under a small CPU limit)")
+    kube.add_argument("--jvm-options", default=None, metavar="OPTIONS",
+                      help="appended to the measured pods' JAVA_TOOL_OPTIONS for the run, e.g. "
+                           "-XX:TieredStopAtLevel=1 (restored after)")
 
     report = sub.add_parser("report", help="execute the scale-out notebook into an HTML report")
     report.add_argument("run_dir", type=Path)
@@ -185,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
                             memory_limit=args.memory_limit,
                             node_selector=tuple(tuple(s.split("=", 1)) for s in args.node_selector),
                             tolerations=tuple(args.toleration), warmup_s=args.warmup,
-                            warm_up_run_s=args.warm_up_run, rabbitmq_pod=args.rabbitmq_pod)
+                            warm_up_run_s=args.warm_up_run, rabbitmq_pod=args.rabbitmq_pod,
+                            jvm_options=args.jvm_options)
         if args.descending:
             replicas = sorted(replicas, reverse=True)
         run_kubernetes(args.run_dir, replicas, settings, target, say=say)

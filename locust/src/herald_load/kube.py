@@ -74,6 +74,10 @@ class KubeTarget:
     cpu_limit: str | None = None         # set on the Deployment's containers; None: as deployed
     cpu_request: str | None = None
     memory_limit: str | None = None      # e.g. the chart's 1Gi where a test values file shrank it
+    # Appended to each container's JAVA_TOOL_OPTIONS for the run (e.g. -XX:TieredStopAtLevel=1,
+    # whose C1-only code is steady within minutes where C2 under a 50m limit still compiled after
+    # 40); None: as deployed. Recorded in meta.json's deployment, restored after the run.
+    jvm_options: str | None = None
     node_selector: tuple[tuple[str, str], ...] = ()   # where the Job's pod may run
     tolerations: tuple[str, ...] = ()    # key=value:Effect, for the Job's pod
     sandbox_service: str = "herald-provider-sandbox:9090"
@@ -491,11 +495,16 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
                                                            ("memory", target.memory_limit)) if value)
     if target.cpu_limit:
         _tolerate_slow_probes(target, original)
+    if target.jvm_options:
+        say(f"deployment/{target.deployment}: JAVA_TOOL_OPTIONS += {target.jvm_options}")
+        _kubectl(target, "patch", f"deployment/{target.deployment}", "--type=json",
+                 "-p", json.dumps(_jvm_options_patch(original, target.jvm_options)))
     if limits or target.cpu_request:
         limits = [f"--limits={limits}"] if limits else []
         requests = [f"--requests=cpu={target.cpu_request}"] if target.cpu_request else []
         say(f"deployment/{target.deployment}: {' '.join(limits + requests)}")
         _kubectl(target, "set", "resources", f"deployment/{target.deployment}", *limits, *requests)
+    if limits or target.cpu_request or target.jvm_options:
         # A change rolls the pods: let that finish first, or old and new pods start side by side.
         _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
     context = _kubectl(target, "config", "current-context").strip()
@@ -538,6 +547,22 @@ def _tolerate_slow_probes(target: KubeTarget, deployment: dict) -> None:
                  "-p", json.dumps(patch))
 
 
+def _jvm_options_patch(deployment: dict, options: str) -> list[dict]:
+    """JSON patch appending ``options`` to each container's JAVA_TOOL_OPTIONS (added if absent)."""
+    patch = []
+    for i, c in enumerate(deployment["spec"]["template"]["spec"]["containers"]):
+        env = c.get("env", [])
+        at = next((j for j, e in enumerate(env) if e["name"] == "JAVA_TOOL_OPTIONS"), None)
+        if at is None:
+            patch.append({"op": "add", "path": f"/spec/template/spec/containers/{i}/env",
+                          "value": env + [{"name": "JAVA_TOOL_OPTIONS", "value": options}]})
+        else:
+            value = f"{env[at].get('value', '')} {options}".strip()
+            patch.append({"op": "replace", "path": f"/spec/template/spec/containers/{i}/env/{at}",
+                          "value": {"name": "JAVA_TOOL_OPTIONS", "value": value}})
+    return patch
+
+
 def _restore(target: KubeTarget, original: dict, say: Callable[[str], None]) -> None:
     """The Deployment as the run found it (replicas, each container's resources and probes), so
     that the next service's run is not limited by what this one set."""
@@ -547,6 +572,10 @@ def _restore(target: KubeTarget, original: dict, say: Callable[[str], None]) -> 
                       "value": c.get("resources", {})})
         patch += [{"op": "replace", "path": f"/spec/template/spec/containers/{i}/{probe}",
                    "value": c[probe]} for probe in PROBES if probe in c]
+        if target.jvm_options:
+            patch.append({"op": "replace", "path": f"/spec/template/spec/containers/{i}/env",
+                          "value": c["env"]} if "env" in c
+                         else {"op": "remove", "path": f"/spec/template/spec/containers/{i}/env"})
     say(f"deployment/{target.deployment}: back to {original['spec']['replicas']} replica(s) and its "
         f"own resources")
     _kubectl(target, "patch", f"deployment/{target.deployment}", "--type=json",
