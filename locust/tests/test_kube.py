@@ -5,6 +5,7 @@ test in tests/node and scripts/k8s/scale-out-node.sh)."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import stat
@@ -62,7 +63,9 @@ elif args[2:4] == ["get", "pods"] and "-l" in args:
 elif args[2:4] == ["get", "pods"]:
     print(json.dumps({{"items": [pod("gw-1", "gateway"), pod("herald-rabbitmq-server-0", "herald-rabbitmq")]}}))
 elif args[2] == "get" and args[3].startswith("job/"):
-    print(json.dumps({{"status": {{"succeeded": 1}}}}))
+    # FAKE_JOB_DONE_AT: epoch seconds before which the Job still runs (Locust's pod shutting down)
+    done = time.time() >= float(os.environ.get("FAKE_JOB_DONE_AT", "0"))
+    print(json.dumps({{"status": {{"succeeded": 1}} if done else {{}}}}))
 elif args[:2] == ["get", "node"]:
     print(json.dumps({{"status": {{"capacity": {{"cpu": "2"}}}}}}))
 """)
@@ -251,6 +254,18 @@ def test_jvm_options_extend_a_java_tool_options_the_chart_set():
          "value": {"name": "JAVA_TOOL_OPTIONS", "value": "-Xss512k -XX:TieredStopAtLevel=1"}}]
 
 
+def test_the_plateau_window_ends_when_the_load_does_not_when_the_job_is_seen_complete(tmp_path, monkeypatch):
+    kubectl, _calls = fake_kubectl(tmp_path)
+    monkeypatch.setenv("FAKE_JOB_DONE_AT", str(time.time() + 4.0))
+
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=1), target(kubectl), say=lambda _l: None)
+
+    meta = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())
+    assert meta["resources"]["window_s"][1] == 1.0
+    rows = (tmp_path / "run" / "n=1" / "resources.csv").read_text().splitlines()[1:]
+    assert max(float(r.split(",")[0]) for r in rows) > 1.0      # sampled past it all the same
+
+
 def test_split_csv_log_keeps_only_the_marked_files():
     log = f"noise\n{BEGIN}a.csv\nx,y\n1,2\n{END}\nmore noise\n{BEGIN}b.csv\nz\n{END}\n"
 
@@ -318,6 +333,13 @@ def test_counted_points_are_the_services_own_counter_over_the_plateau_window(tmp
     assert later["cpu_us_per_unit"] == 1250.0
     with pytest.raises(ValueError, match="cannot start at 40"):
         counted_points(tmp_path / "run", start_s=40)
+
+    [earlier] = counted_points(tmp_path / "run", end_s=30)
+
+    assert earlier["window_s"] == "10-30" and earlier["samples"] == 3
+    assert earlier["throughput"] == 155.0                 # (4600 - 1500) / 20 s
+    with pytest.raises(ValueError, match="cannot start at 20"):
+        counted_points(tmp_path / "run", start_s=20, end_s=15)
 
 
 def test_counted_warns_of_an_unsteady_plateau_and_of_rabbitmqs_memory_alarm(tmp_path, capsys):

@@ -15,14 +15,16 @@ large positive drift; the capacity report names such N, and so does this command
 The measured pods' cores over the same window, and their CPU per unit of throughput (µs per
 delivery, accept or push), are columns of their own: a service whose CPU per unit changes with N
 shows where the curve bends. ``--from SECONDS`` starts every N's window later than the run's own
-warm-up did (a ramp that outlasted it shows as a large drift).
+warm-up did (a ramp that outlasted it shows as a large drift); ``--until SECONDS`` ends it earlier
+(the runner ended each window when it saw the Job complete until 2026-11-25, so a window could take
+in the seconds after Locust stopped sending).
 
 ``jit_pct`` is the share of the window the measured pods' JIT compilers spent compiling (wall time
 of the compiler threads, mean per pod, from ``jvm_compilation_time_ms_total``). Above 10 % the
 pods were still warming up: under a 50m limit a gateway's compiler was busy most of the time for
 the first 40 minutes, and its CPU per delivery fell as it finished. The command warns of such N.
 
-    python -m herald_load counted runs/<run-id> [--from SECONDS] [--out points.csv]
+    python -m herald_load counted runs/<run-id> [--from SECONDS] [--until SECONDS] [--out points.csv]
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def _jit_pct(resources_csv: Path, pods: list[str], start: float, end: float) -> 
     return sum(shares) / len(shares) * 100 if shares else None
 
 
-def counted_point(folder: Path, start_s: float | None = None) -> dict:
+def counted_point(folder: Path, start_s: float | None = None, end_s: float | None = None) -> dict:
     """One N: n, throughput (per second), spread (IQR of per-interval rates), drift, samples,
     source, and the measured pods' cores and CPU per unit over the same window. ``start_s``
     starts the window that many seconds into the Job instead of the run's own warm-up."""
@@ -86,10 +88,12 @@ def counted_point(folder: Path, start_s: float | None = None) -> dict:
     kind, source = ("counter", scenario.counter) if scenario.counter \
         else ("sandbox_accepted", "provider sandbox accepted")
     start, end = meta["resources"]["window_s"]
+    if end_s is not None:
+        end = min(end, end_s)
     if start_s is not None:
-        if not start_s < end:
-            raise ValueError(f"{folder}: the window cannot start at {start_s} s, the plateau ended at {end} s")
         start = start_s
+    if not start < end:
+        raise ValueError(f"{folder}: the window cannot start at {start} s, the plateau ended at {end} s")
     series = _series(folder / "resources.csv", kind, start, end)
     if len(series) < 3:
         raise ValueError(f"{folder}: {len(series)} samples of {source} in the plateau window "
@@ -114,10 +118,10 @@ def counted_point(folder: Path, start_s: float | None = None) -> dict:
             "alarm_s": meta["resources"].get("rabbitmq_memory_alarm_s")}
 
 
-def counted_points(run_dir: Path, start_s: float | None = None) -> list[dict]:
+def counted_points(run_dir: Path, start_s: float | None = None, end_s: float | None = None) -> list[dict]:
     folders = sorted((f for f in Path(run_dir).glob("n=*") if (f / "meta.json").exists()),
                      key=lambda f: int(f.name[2:]))
-    return [counted_point(folder, start_s) for folder in folders]
+    return [counted_point(folder, start_s, end_s) for folder in folders]
 
 
 def main(argv: list[str]) -> int:
@@ -128,8 +132,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--from", dest="start_s", type=float, default=None, metavar="SECONDS",
                         help="start every N's window this many seconds into its Job (default: the "
                              "run's own --warmup), for a ramp longer than the run allowed for")
+    parser.add_argument("--until", dest="end_s", type=float, default=None, metavar="SECONDS",
+                        help="end every N's window this many seconds into its Job, before the load "
+                             "stopped (runs before 2026-11-25 ended it at the Job's end)")
     args = parser.parse_args(argv)
-    points = counted_points(args.run_dir, args.start_s)
+    points = counted_points(args.run_dir, args.start_s, args.end_s)
     for point in points:
         if point["drift_pct"] is not None and abs(point["drift_pct"]) > UNSTEADY_DRIFT * 100:
             print(f"N = {point['n']}: the rate changed {point['drift_pct']:+.1f} % from the plateau's first "

@@ -666,7 +666,11 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
         for name, text in files.items():
             (folder / name).write_text(text)
         sampler.write(folder / "resources.csv")
-        end_s = max(r[0] for r in sampler.rows)
+        # The window ends when the load does: Locust sends for duration_s from its pod's start, a
+        # little after the sampler's t = 0, and the Job is seen complete some seconds later. A window
+        # that ran to that last sample took in the seconds after the senders stopped (the
+        # dispatcher's accepts fell to nothing there).
+        end_s = min(max(r[0] for r in sampler.rows), float(settings.duration_s))
         resources = plateau_resources(sampler.rows, min(target.warmup_s, end_s / 2), end_s,
                                       components)
         write_meta(folder, {
