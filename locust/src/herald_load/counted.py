@@ -21,8 +21,8 @@ in the seconds after Locust stopped sending).
 
 ``jit_pct`` is the share of the window the measured pods' JIT compilers spent compiling (wall time
 of the compiler threads, mean per pod, from ``jvm_compilation_time_ms_total``). Above 10 % the
-pods were still warming up: under a 50m limit a gateway's compiler was busy most of the time for
-the first 40 minutes, and its CPU per delivery fell as it finished. The command warns of such N.
+pods were still warming up: under a 50m limit gateways still compiled about 200 methods a minute
+after more than 30 minutes, and their CPU per delivery was still falling. The command warns of such N.
 
     python -m herald_load counted runs/<run-id> [--from SECONDS] [--until SECONDS] [--out points.csv]
 """

@@ -74,9 +74,9 @@ class KubeTarget:
     cpu_limit: str | None = None         # set on the Deployment's containers; None: as deployed
     cpu_request: str | None = None
     memory_limit: str | None = None      # e.g. the chart's 1Gi where a test values file shrank it
-    # Appended to each container's JAVA_TOOL_OPTIONS for the run (e.g. -XX:TieredStopAtLevel=1,
-    # whose C1-only code is steady within minutes where C2 under a 50m limit still compiled after
-    # 40); None: as deployed. Recorded in meta.json's deployment, restored after the run.
+    # Appended to each container's JAVA_TOOL_OPTIONS for the run (e.g. -XX:TieredStopAtLevel=1:
+    # C1-only code, meant to be steady sooner than C2's, which under a 50m limit was still compiling
+    # after more than 30 minutes); None: as deployed. Recorded in meta.json, restored after the run.
     jvm_options: str | None = None
     node_selector: tuple[tuple[str, str], ...] = ()   # where the Job's pod may run
     tolerations: tuple[str, ...] = ()    # key=value:Effect, for the Job's pod
