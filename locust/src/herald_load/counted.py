@@ -38,7 +38,7 @@ import numpy as np
 
 from herald_capacity.analysis import UNSTEADY_DRIFT
 
-from .kube import cpu_cores
+from .kube import counter_rates, cpu_cores
 from .scaleout import SCENARIOS
 
 __all__ = ["counted_point", "counted_points", "main"]
@@ -47,36 +47,39 @@ __all__ = ["counted_point", "counted_points", "main"]
 JIT_BUSY_PCT = 10.0
 
 
-def _series(resources_csv: Path, kind: str, start: float, end: float) -> list[tuple[float, float]]:
-    """(t, value) of ``kind`` in the window, summed over every name sampled at the same t."""
-    totals: dict[float, float] = {}
+Row = tuple[float, str, str, float]          # resources.csv: t_s, kind, name, value
+
+
+def _window(resources_csv: Path, start: float, end: float) -> list[Row]:
+    """The sampled rows of ``resources.csv`` in [start, end], read once for every column of a point."""
     with resources_csv.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            t = float(row["t_s"])
-            if row["kind"] == kind and start <= t <= end:
-                totals[t] = totals.get(t, 0.0) + float(row["value"])
+        return [(float(r["t_s"]), r["kind"], r["name"], float(r["value"])) for r in csv.DictReader(handle)
+                if start <= float(r["t_s"]) <= end]
+
+
+def _series(rows: list[Row], kind: str) -> list[tuple[float, float]]:
+    """(t, value) of ``kind``, summed over every name sampled at the same t."""
+    totals: dict[float, float] = {}
+    for t, k, _name, value in rows:
+        if k == kind:
+            totals[t] = totals.get(t, 0.0) + value
     return sorted(totals.items())
 
 
-def _pods_cores(resources_csv: Path, pods: list[str], start: float, end: float) -> float | None:
+def _of_pods(rows: list[Row], pods: list[str]) -> list[Row]:
+    return [r for r in rows if r[2].startswith("pod/") and r[2][4:] in pods]
+
+
+def _pods_cores(rows: list[Row], pods: list[str]) -> float | None:
     """Cores the measured pods used in the window (each pod's own first and last sample in it)."""
-    with resources_csv.open(newline="") as handle:
-        rows = [(float(r["t_s"]), r["kind"], r["name"], float(r["value"])) for r in csv.DictReader(handle)
-                if r["kind"] == "cpu_ns" and r["name"][4:] in pods and start <= float(r["t_s"]) <= end]
-    rates = cpu_cores(rows)
+    rates = cpu_cores(_of_pods(rows, pods))
     return sum(rates.values()) if rates else None
 
 
-def _jit_pct(resources_csv: Path, pods: list[str], start: float, end: float) -> float | None:
+def _jit_pct(rows: list[Row], pods: list[str]) -> float | None:
     """Percent of the window the pods' JIT compilers were compiling, mean per pod (None: not sampled)."""
-    series: dict[str, list[tuple[float, float]]] = {}
-    with resources_csv.open(newline="") as handle:
-        for r in csv.DictReader(handle):
-            if r["kind"] == "jit_ms" and r["name"][4:] in pods and start <= float(r["t_s"]) <= end:
-                series.setdefault(r["name"], []).append((float(r["t_s"]), float(r["value"])))
-    shares = [(s[-1][1] - s[0][1]) / ((s[-1][0] - s[0][0]) * 1000)
-              for s in (sorted(v) for v in series.values()) if len(s) >= 2 and s[-1][0] > s[0][0]]
-    return sum(shares) / len(shares) * 100 if shares else None
+    ms_per_s = counter_rates(_of_pods(rows, pods), "jit_ms")
+    return sum(ms_per_s.values()) / len(ms_per_s) / 1000 * 100 if ms_per_s else None
 
 
 def counted_point(folder: Path, start_s: float | None = None, end_s: float | None = None) -> dict:
@@ -94,7 +97,8 @@ def counted_point(folder: Path, start_s: float | None = None, end_s: float | Non
         start = start_s
     if not start < end:
         raise ValueError(f"{folder}: the window cannot start at {start} s, the plateau ended at {end} s")
-    series = _series(folder / "resources.csv", kind, start, end)
+    rows = _window(folder / "resources.csv", start, end)
+    series = _series(rows, kind)
     if len(series) < 3:
         raise ValueError(f"{folder}: {len(series)} samples of {source} in the plateau window "
                          f"{start}-{end} s; at least 3 are needed")
@@ -106,8 +110,8 @@ def counted_point(folder: Path, start_s: float | None = None, end_s: float | Non
     middle = len(series) // 2
     first = (v[middle] - v[0]) / (t[middle] - t[0])
     second = (v[-1] - v[middle]) / (t[-1] - t[middle])
-    cores = _pods_cores(folder / "resources.csv", meta.get("pods", []), start, end)
-    jit = _jit_pct(folder / "resources.csv", meta.get("pods", []), start, end)
+    cores = _pods_cores(rows, meta.get("pods", []))
+    jit = _jit_pct(rows, meta.get("pods", []))
     return {"n": meta["n"], "throughput": round(float(whole), 1), "spread": round(float(q3 - q1), 1),
             "drift_pct": round(float((second - first) / whole * 100), 1) if whole else None,
             "samples": len(series), "source": source,

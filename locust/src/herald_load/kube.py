@@ -340,15 +340,20 @@ class ClusterSampler:
                              for t, k, n, v in self.rows)
 
 
-def cpu_cores(rows: list[tuple[float, str, str, float]]) -> dict[str, float]:
-    """Cores each sampled CPU counter (``pod/NAME``, ``node/NAME``) used between its own first and
-    last sample in ``rows`` (unrounded)."""
-    cores: dict[str, float] = {}
-    for name in sorted({n for _t, k, n, _v in rows if k == "cpu_ns"}):
-        series = sorted({(t, v) for t, k, n, v in rows if k == "cpu_ns" and n == name})
+def counter_rates(rows: list[tuple[float, str, str, float]], kind: str) -> dict[str, float]:
+    """Per second, how much each sampled counter of ``kind`` (by name) grew between its own first
+    and last sample in ``rows`` (unrounded; a counter sampled fewer than twice is left out)."""
+    rates: dict[str, float] = {}
+    for name in sorted({n for _t, k, n, _v in rows if k == kind}):
+        series = sorted({(t, v) for t, k, n, v in rows if k == kind and n == name})
         if len(series) >= 2 and series[-1][0] > series[0][0]:
-            cores[name] = (series[-1][1] - series[0][1]) / 1e9 / (series[-1][0] - series[0][0])
-    return cores
+            rates[name] = (series[-1][1] - series[0][1]) / (series[-1][0] - series[0][0])
+    return rates
+
+
+def cpu_cores(rows: list[tuple[float, str, str, float]]) -> dict[str, float]:
+    """Cores each sampled CPU counter (``pod/NAME``, ``node/NAME``) used in ``rows`` (unrounded)."""
+    return {name: ns_per_s / 1e9 for name, ns_per_s in counter_rates(rows, "cpu_ns").items()}
 
 
 def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float, end_s: float,
@@ -376,12 +381,8 @@ def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float,
     alarms = sorted((t, v) for t, k, _n, v in window if k == "alarm")
     alarm_s = round(sum(b[0] - a[0] for a, b in zip(alarms, alarms[1:]) if a[1] > 0), 1) \
         if alarms else None
-    counted: dict[str, float] = {}
-    for kind in ("counter", "sandbox_accepted"):
-        for name in sorted({n for _t, k, n, _v in window if k == kind}):
-            series = sorted({(t, v) for t, k, n, v in window if k == kind and n == name})
-            if len(series) >= 2 and series[-1][0] > series[0][0]:
-                counted[f"{kind}/{name}"] = (series[-1][1] - series[0][1]) / (series[-1][0] - series[0][0])
+    counted = {f"{kind}/{name}": rate for kind in ("counter", "sandbox_accepted")
+               for name, rate in counter_rates(window, kind).items()}
     gauges = {n[4:]: round(sum(v for _t, k, m, v in window if k == "gauge" and m == n)
                            / max(1, sum(1 for _t, k, m, _v in window if k == "gauge" and m == n)), 1)
               for n in sorted({n for _t, k, n, _v in window if k == "gauge"})}
