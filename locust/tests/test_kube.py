@@ -288,7 +288,8 @@ def test_dispatcher_runs_report_the_dispatchers_own_accept_rate_from_their_pods(
 
 
 def test_connection_manager_job_connects_its_devices_through_the_mqtt_service():
-    settings = ScaleOutSettings(service="connection-manager", users_per_replica=20)
+    settings = ScaleOutSettings(service="connection-manager", users_per_replica=20,
+                                backlog_per_device=70)
     job = job_manifest("j", "cm", target(), settings, 2)
 
     container = job["spec"]["template"]["spec"]["containers"][0]
@@ -298,6 +299,7 @@ def test_connection_manager_job_connects_its_devices_through_the_mqtt_service():
     # offline would fill its box and count as outstanding for ever.
     assert env["HERALD_MQTT_DEVICES"] == "39"
     assert env["HERALD_LOAD_BACKLOG"] == str(settings.backlog_per_replica * 2)
+    assert env["HERALD_MQTT_BACKLOG_PER_DEVICE"] == "70"
     assert "MqttDevice TopicFeeder" in container["command"][2]
     assert " -u 40 " in container["command"][2]
 

@@ -52,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--devices", type=int, default=defaults.devices,
                      help="devices subscribed to the load topic (default %(default)s)")
     run.add_argument("--backlog-per-replica", type=int, default=defaults.backlog_per_replica)
+    run.add_argument("--backlog-per-device", type=int, default=defaults.backlog_per_device,
+                     help="connection-manager: pushes outstanding per connected device, below "
+                          "its box of 100 (default %(default)s)")
     run.add_argument("--users-per-replica", type=int, default=defaults.users_per_replica,
                      help="dispatcher: sender users per replica (default %(default)s)")
     kube = run.add_argument_group("kubernetes mode (see locust/README.md)")
@@ -164,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                                 sandbox_latency_ms=args.sandbox_latency_ms,
                                 max_in_flight=args.max_in_flight, devices=args.devices,
                                 backlog_per_replica=args.backlog_per_replica,
+                                backlog_per_device=args.backlog_per_device,
                                 users_per_replica=args.users_per_replica)
 
     def say(line: str) -> None:

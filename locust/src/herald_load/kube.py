@@ -144,6 +144,7 @@ def job_manifest(name: str, configmap: str, target: KubeTarget, settings: ScaleO
            {"name": "HERALD_LOAD_DEVICES", "value": str(settings.devices)},
            {"name": "HERALD_LOAD_BACKLOG", "value": str(settings.backlog_per_replica * n)},
            {"name": "HERALD_MQTT_DEVICES", "value": str(settings.mqtt_devices(n))},
+           {"name": "HERALD_MQTT_BACKLOG_PER_DEVICE", "value": str(settings.backlog_per_device)},
            *({"name": name, "value": value} for name, value in scenario.job_env),
            {"name": "HERALD_ADMIN_TOKEN", "valueFrom": {"secretKeyRef": {
                "name": target.admin_secret, "key": "admin-token"}}}]

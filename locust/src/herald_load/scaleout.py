@@ -93,6 +93,10 @@ class ScaleOutSettings:
     audience_batch_size: int = 100
     devices: int = 1000                # topic audience (gateway) / tokens to pick from
     backlog_per_replica: int = 1500    # gateway: outstanding notifications per replica
+    # connection-manager: pushes outstanding per connected device. It must stay below the device
+    # box (100 by default) so no push is evicted, and deep enough that the managers, not the
+    # feeder, set the rate: at 20 the feeder allowed about 480/s at N = 1 (cm-k8s-20261125).
+    backlog_per_device: int = 60
     users_per_replica: int = 16        # dispatcher: sender users per replica
     fixed_gateways: int = 1            # dispatcher scale-out: gateways running beside
     jvm_options: tuple[str, ...] = ("-Xms64m", "-Xmx384m", "-XX:+UseSerialGC",
