@@ -112,13 +112,15 @@ public class GatewayConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    FcmSender fcmSender(GatewayProperties properties, FcmTokenHosts tokenHosts, JsonMapper json, Clock clock) {
-        return new FcmSender(properties.fcm(), new FcmAccessTokens(clock, tokenHosts), json, clock);
+    FcmSender fcmSender(GatewayProperties properties, FcmTokenHosts tokenHosts, JsonMapper json, Clock clock,
+                        EventLoopGroup providerEventLoops) {
+        return new FcmSender(properties.fcm(), new FcmAccessTokens(clock, tokenHosts), json, clock, providerEventLoops);
     }
 
+    /** The FCM and APNs connections' event loops (two: a pod has a core or two). */
     @Bean(destroyMethod = "shutdownGracefully")
     @SuppressWarnings("deprecation") // Pushy picks its channel class from the group's type; it knows NioEventLoopGroup
-    EventLoopGroup apnsEventLoops() {
+    EventLoopGroup providerEventLoops() {
         return new NioEventLoopGroup(2);
     }
 
@@ -128,8 +130,8 @@ public class GatewayConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    ApnsClientPool apnsClientPool(GatewayProperties properties, EventLoopGroup apnsEventLoops, MeterRegistry registry) {
-        return new ApnsClientPool(properties.apns(), apnsEventLoops, ApnsClientMetrics.listener(registry));
+    ApnsClientPool apnsClientPool(GatewayProperties properties, EventLoopGroup providerEventLoops, MeterRegistry registry) {
+        return new ApnsClientPool(properties.apns(), providerEventLoops, ApnsClientMetrics.listener(registry));
     }
 
     @Bean

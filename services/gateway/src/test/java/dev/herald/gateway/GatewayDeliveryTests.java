@@ -180,7 +180,8 @@ class GatewayDeliveryTests {
         assertThat(sandbox.counts().received("f1-" + suffix).fcm()).isEqualTo(1);
         assertThat(sandbox.counts().received("f2-" + suffix).fcm()).isEqualTo(1);
         assertThat(sandbox.counts().received("a1-" + suffix).apns()).isEqualTo(1);
-        assertThat(status.stats(appId).join().sent()).isEqualTo(3);
+        // The app's totals are counted in a second step after the message's (MessageStatusStore).
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(status.stats(appId).join().sent()).isEqualTo(3));
         // Pushy's client metrics, under the gateway's names: the APNs push was written and accepted
         // on an open connection.
         assertThat(prometheus.scrape())
