@@ -4,6 +4,7 @@ import dev.herald.gateway.delivery.ProviderResponse;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.util.AsciiString;
 import java.nio.charset.StandardCharsets;
 import reactor.core.publisher.MonoSink;
 
@@ -22,8 +23,8 @@ final class FcmExchange implements ChannelFutureListener {
         ProviderResponse read(int status, String retryAfter, String body);
     }
 
-    final String path;
-    final String authorization;
+    final AsciiString path;
+    final AsciiString authorization;
     final byte[] body;
     private final Reader reader;
     private final MonoSink<ProviderResponse> sink;
@@ -36,7 +37,7 @@ final class FcmExchange implements ChannelFutureListener {
     private String retryAfter;
     private StringBuilder errorBody;
 
-    FcmExchange(String path, String authorization, byte[] body, Reader reader, MonoSink<ProviderResponse> sink) {
+    FcmExchange(AsciiString path, AsciiString authorization, byte[] body, Reader reader, MonoSink<ProviderResponse> sink) {
         this.path = path;
         this.authorization = authorization;
         this.body = body;
