@@ -11,7 +11,7 @@ import io.netty.handler.codec.http2.Http2ConnectionDecoder;
 import io.netty.handler.codec.http2.Http2ConnectionEncoder;
 import io.netty.handler.codec.http2.Http2ConnectionHandler;
 import io.netty.handler.codec.http2.Http2Error;
-import io.netty.handler.codec.http2.Http2Exception;
+import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2FrameAdapter;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2Settings;
@@ -170,7 +170,7 @@ final class FcmConnection extends Http2ConnectionHandler {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (isHttp2(cause)) {
+        if (Http2CodecUtil.getEmbeddedHttp2Exception(cause) != null) {
             super.exceptionCaught(ctx, cause);
             return;
         }
@@ -379,14 +379,6 @@ final class FcmConnection extends Http2ConnectionHandler {
         }
     }
 
-    private static boolean isHttp2(Throwable cause) {
-        for (Throwable t = cause; t != null; t = t.getCause()) {
-            if (t instanceof Http2Exception) {
-                return true;
-            }
-        }
-        return false;
-    }
 
     private static final class Builder extends AbstractHttp2ConnectionHandlerBuilder<FcmConnection, Builder> {
         private final FcmConnectionPool pool;
