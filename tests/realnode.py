@@ -105,6 +105,8 @@ class Node:
     # Taints the kubelet registers the node with, e.g. ["herald.dev/real-node=true:NoSchedule"] in a
     # cluster whose kwok nodes take every pod that does not ask for the real node.
     taints: list[str] = field(default_factory=list)
+    # The kubelet's featureGates (the control plane's --feature-gates must agree, testbed.sh).
+    feature_gates: dict[str, bool] = field(default_factory=dict)
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     sysctls: dict[str, str] = field(default_factory=dict)
     netns_before: set[str] = field(default_factory=set)
@@ -225,6 +227,7 @@ state = "{self.directory / 'containerd-state'}"
             "authorization": {"mode": "AlwaysAllow"},
             "clusterDNS": [NODE_IP], "clusterDomain": "cluster.local", "resolvConf": "",
             "serializeImagePulls": False,
+            **({"featureGates": self.feature_gates} if self.feature_gates else {}),
         }, indent=1))
         self.start("kubelet", [str(self.binaries / "kubelet"), "--config", str(config),
                                "--kubeconfig", str(self.kube.kubeconfig),

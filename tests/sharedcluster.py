@@ -40,6 +40,10 @@ REAL_NODE_TAINT = f"{REAL_NODE_LABEL}=true:NoSchedule"
 KWOK_NODES = 3  # the chart tests spread replicas over three zones
 ENV = "HERALD_TEST_CLUSTER"
 HPA_SYNC_PERIOD = "2s"  # kube-controller-manager's default 15s would hide how KEDA's HPA follows a queue
+# Resizing a running pod's CPU (alpha in Kubernetes 1.31, so off by default): the scale-out runner
+# warms its JVMs at a large CPU limit and then lowers each pod's limit in place (herald_load.kube),
+# because a JVM started under a limit of a few tens of millicores was still compiling after 30 minutes.
+FEATURE_GATES = {"InPlacePodVerticalScaling": True}
 
 
 def built_images(kind: str) -> dict[str, Path]:
@@ -94,10 +98,11 @@ class SharedCluster:
         for kind in self.kinds:
             images |= built_images(kind)
         self.node = Node(self.directory / "node", None, images, pause, folders["HERALD_K8S_BIN"], NODE_NAME,
-                         taints=[REAL_NODE_TAINT])
+                         taints=[REAL_NODE_TAINT], feature_gates=FEATURE_GATES)
         self.control_plane = ControlPlane(ROOT, self.directory / "control-plane", {
             "HERALD_K8S_BIND_ADDRESS": NODE_IP, "HERALD_K8S_NODES": str(KWOK_NODES),
             "HERALD_K8S_HPA_SYNC_PERIOD": HPA_SYNC_PERIOD,
+            "HERALD_K8S_FEATURE_GATES": ",".join(f"{k}={str(v).lower()}" for k, v in FEATURE_GATES.items()),
             # kubectl logs/exec: the API server reaches the kubelet at the node's InternalIP.
             "HERALD_K8S_APISERVER_ARGS": " ".join(["--kubelet-preferred-address-types=InternalIP",
                                                    *front_proxy_flags(self.directory / "front-proxy")])})

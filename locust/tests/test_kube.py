@@ -10,8 +10,8 @@ import time
 import pytest
 import stat
 
-from herald_load.kube import BEGIN, END, LABELS, KubeTarget, configmap_manifest, job_manifest, \
-    plateau_resources, run_kubernetes, split_csv_log
+from herald_load.kube import BEGIN, END, LABELS, KubeTarget, applied_cpu_limits, configmap_manifest, \
+    job_manifest, millicores, plateau_resources, resize_patch, run_kubernetes, split_csv_log
 from herald_load.counted import counted_points, main as counted_main
 from herald_load.scaleout import ScaleOutSettings
 
@@ -29,9 +29,17 @@ stdin = sys.stdin.read() if "-f" in args else None
 with open({str(calls)!r}, "a") as out:
     out.write(json.dumps({{"args": args, "stdin": stdin}}) + "\\n")
 tick = time.time()  # counters that grow like the kubelet's (the sampler calls from its own thread)
+# A pod's CPU limit: "1" until a resize in place (kubectl patch pod/...) sets another, which the
+# kubelet's status then reports at once.
+RESIZED = {str(tmp_path / "resized")!r}
+cpu = open(RESIZED).read() if os.path.exists(RESIZED) else "1"
+limits = {{"limits": {{"cpu": cpu}}}}
 pod = lambda name, app: {{"metadata": {{"name": name, "labels": {{"app.kubernetes.io/name": app}}}},
-                         "spec": {{"nodeName": "node-a"}}, "status": {{"podIP": "10.0.0.7"}}}}
-if "logs" in args:
+                         "spec": {{"nodeName": "node-a", "containers": [{{"name": "c", "resources": limits}}]}},
+                         "status": {{"podIP": "10.0.0.7", "containerStatuses": [{{"resources": limits}}]}}}}
+if args[2] == "patch" and args[3].startswith("pod/"):
+    open(RESIZED, "w").write(json.loads(args[-1])[0]["value"])
+elif "logs" in args:
     print("locust noise")
     print({BEGIN!r} + "locust_stats_history.csv")
     sys.stdout.write({HISTORY!r})
@@ -241,6 +249,47 @@ def test_jvm_options_are_appended_for_the_run_and_taken_back_after_it(tmp_path):
     rollout = [i for i, a in enumerate(recorded) if a[2:4] == ["rollout", "status"]]
     first_patch = next(i for i, a in enumerate(recorded) if a[2] == "patch" and "JAVA_TOOL_OPTIONS" in a[-1])
     assert rollout and rollout[0] > first_patch          # the pods restart with it before the first N
+
+
+def test_pods_warmed_at_a_large_cpu_limit_are_measured_at_the_small_one_after_a_resize_in_place(tmp_path):
+    kubectl, calls = fake_kubectl(tmp_path)
+    lines = []
+
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=1),
+                   target(kubectl, cpu_limit="50m", warm_up_cpu_limit="1000m"), say=lines.append)
+
+    recorded = [json.loads(line)["args"] for line in calls.read_text().splitlines()]
+    # The Deployment starts its pods at the warm-up limit ...
+    assert ["-n", "herald", "set", "resources", "deployment/herald-gateway", "--limits=cpu=1000m"] in recorded
+    # ... each pod is resized in place (not the Deployment: that would start new JVMs) before its Job
+    resize = next(i for i, a in enumerate(recorded) if a[2] == "patch" and a[3] == "pod/gw-1")
+    job = next(i for i, a in enumerate(recorded) if a[2] == "apply" and '"kind": "Job"' in (
+        json.loads(calls.read_text().splitlines()[i])["stdin"] or ""))
+    assert resize < job
+    assert json.loads(recorded[resize][-1]) == [
+        {"op": "add", "path": "/spec/containers/0/resources/limits/cpu", "value": "50m"}]
+    meta = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())
+    assert meta["cpu_limit_in_place"] == {"warm_up": "1000m", "measured": "50m", "pods": {"gw-1": "50m"}}
+    assert "pod/gw-1: CPU limit lowered in place to 50m" in lines
+
+
+def test_a_warm_up_cpu_limit_needs_the_limit_to_lower_to(tmp_path):
+    kubectl, _ = fake_kubectl(tmp_path)
+    with pytest.raises(ValueError, match="--cpu-limit"):
+        run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=1),
+                       target(kubectl, warm_up_cpu_limit="1000m"), say=lambda _line: None)
+
+
+def test_a_resize_counts_as_applied_only_once_the_kubelet_reports_it():
+    pod = {"spec": {"containers": [{"resources": {"limits": {"cpu": "50m"}}}]},
+           "status": {"resize": "InProgress", "containerStatuses": [{"resources": {"limits": {"cpu": "1"}}}]}}
+    assert applied_cpu_limits(pod) == [None]
+    del pod["status"]["resize"]
+    assert applied_cpu_limits(pod) == ["1"]
+    assert [millicores(q) for q in ("50m", "1", "0.5", "1500m")] == [50, 1000, 500, 1500]
+    assert resize_patch({"spec": {"containers": [{}, {}]}}, "40m") == [
+        {"op": "add", "path": "/spec/containers/0/resources/limits/cpu", "value": "40m"},
+        {"op": "add", "path": "/spec/containers/1/resources/limits/cpu", "value": "40m"}]
 
 
 def test_jvm_options_extend_a_java_tool_options_the_chart_set():

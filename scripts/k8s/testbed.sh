@@ -38,6 +38,8 @@
 #   HERALD_K8S_KWOK_CONFIG    kwok --config file (default: kwok's fast pod stages plus one that marks
 #                             pods annotated helm.sh/hook=test Succeeded, so `helm test` passes)
 #   HERALD_K8S_CONTROLLER_ARGS / HERALD_K8S_APISERVER_ARGS  extra flags (word-split)
+#   HERALD_K8S_FEATURE_GATES  --feature-gates of kube-apiserver, kube-controller-manager and
+#                             kube-scheduler (e.g. InPlacePodVerticalScaling=true); default: none
 #   HERALD_K8S_CACHE          cache root (default ~/.cache/herald/k8s)
 #   HERALD_K8S_READY_TIMEOUT  seconds `up` waits for each readiness condition (default 120)
 #
@@ -399,6 +401,8 @@ ENV
     --listen-peer-urls "http://127.0.0.1:${etcd_peer}" --initial-advertise-peer-urls "http://127.0.0.1:${etcd_peer}" \
     --initial-cluster "herald-test=http://127.0.0.1:${etcd_peer}" --log-level warn
 
+  local gates=()
+  [[ -z "${HERALD_K8S_FEATURE_GATES:-}" ]] || gates=(--feature-gates="$HERALD_K8S_FEATURE_GATES")
   # shellcheck disable=SC2086 # extra flags are word-split on purpose
   start kube-apiserver "$dir" "${BIN}/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:${etcd_client}" \
@@ -408,7 +412,7 @@ ENV
     --service-account-key-file="${dir}/sa.pub" --service-account-signing-key-file="${dir}/sa.key" \
     --service-cluster-ip-range=10.96.0.0/16 --authorization-mode=RBAC \
     --enable-aggregator-routing=true \
-    ${HERALD_K8S_APISERVER_ARGS:-}
+    "${gates[@]}" ${HERALD_K8S_APISERVER_ARGS:-}
   wait_until "$timeout" "kube-apiserver /readyz" apiserver_ready "$dir"
 
   local hpa=()
@@ -424,11 +428,11 @@ ENV
     --service-account-private-key-file="${dir}/sa.key" --controllers='*,-serviceaccount-token-controller' \
     --node-monitor-grace-period=1h --node-startup-grace-period=1h \
     --bind-address=127.0.0.1 --secure-port="$cm_port" --leader-elect=false \
-    "${hpa[@]}" ${HERALD_K8S_CONTROLLER_ARGS:-}
+    "${hpa[@]}" "${gates[@]}" ${HERALD_K8S_CONTROLLER_ARGS:-}
   start kube-scheduler "$dir" "${BIN}/kube-scheduler" \
     --kubeconfig="${dir}/kubeconfig" --authentication-kubeconfig="${dir}/kubeconfig" \
     --authorization-kubeconfig="${dir}/kubeconfig" \
-    --bind-address=127.0.0.1 --secure-port="$sched_port" --leader-elect=false
+    --bind-address=127.0.0.1 --secure-port="$sched_port" --leader-elect=false "${gates[@]}"
 
   start kwok "$dir" "${BIN}/kwok" --config="${HERALD_K8S_KWOK_CONFIG:-${CACHE}/kwok-stages.yaml}" --kubeconfig="${dir}/kubeconfig" \
     --server-address="127.0.0.1:${kwok_port}" \

@@ -5,7 +5,8 @@ checks the pipeline, not the figures.
 One run (module fixture `outcome`) on Herald as the `platform` fixture installed it (tests/heraldnode.py):
   - the Locust image (scripts/k8s/images.sh locust, cached by its inputs) imported into the node;
   - `scripts/scale-out.sh gateway --mode kubernetes` (the command tests/scaleoutnode.py runs): the
-    gateway Deployment under a CPU limit at N = 2, then 1, Locust as a Job on the real node, each N
+    gateway Deployment started at a CPU limit of one core, its pods resized in place to a smaller one
+    before each N is measured, at N = 2, then 1, Locust as a Job on the real node, each N
     sampled (the kubelet's CPU counters, RabbitMQ's queues, the sandbox's deliveries), the notebook
     and the capacity report written into the run folder (locust/runs/ci-gateway-kubernetes/, kept);
   - then checked: both N complete, each with a throughput and the CPU of each measured pod; the fit
@@ -39,9 +40,12 @@ RUN_DIR = ROOT / "locust" / "runs" / "ci-gateway-kubernetes"
 # Short and light: two JVMs under a CPU limit small beside the node's 2 cores, 40 s per N (the
 # report's plateau after 10 s), a small audience and backlog. Two points determine Amdahl exactly
 # (no interval) and are too few for the USL: what the report then says is checked (fit_problems).
+# The pods start at WARM_UP_CPU_LIMIT and are resized in place to CPU_LIMIT before they are measured
+# (what real runs do, so that JVMs are not measured compiling).
 MAX_N = 2
-CPU_LIMIT = "500m"
+CPU_LIMIT, WARM_UP_CPU_LIMIT = "500m", "1"
 OPTIONS = ["--run-id", RUN_DIR.name, "--max-n", str(MAX_N), "--descending", "--cpu-limit", CPU_LIMIT,
+           "--warm-up-cpu-limit", WARM_UP_CPU_LIMIT,
            "--duration", "40", "--warmup", "10", "--devices", "200", "--backlog-per-replica", "500"]
 RUN_TIMEOUT = 1200  # s; expected about 4 minutes warm (three JVM starts, two 40 s Jobs, the notebook)
 # herald_load.kube's LABELS, on its ConfigMap, each Job and its pod (the suites' venv has herald_load
@@ -231,8 +235,13 @@ def test_each_n_is_complete_with_its_throughput_and_each_measured_pods_cpu(outco
         recorded = meta(n)
         resources = recorded["resources"]
         assert recorded["complete"] is True and recorded["machine"]["mode"] == "kubernetes"
-        assert recorded["deployment"]["containers"][0]["resources"]["limits"]["cpu"] == CPU_LIMIT
+        assert recorded["deployment"]["containers"][0]["resources"]["limits"]["cpu"] == WARM_UP_CPU_LIMIT
         assert len(recorded["pods"]) == n
+        # each measured pod at CPU_LIMIT, as its kubelet reported having applied it
+        assert recorded["cpu_limit_in_place"] == {"warm_up": WARM_UP_CPU_LIMIT, "measured": CPU_LIMIT,
+                                                  "pods": {pod: CPU_LIMIT for pod in recorded["pods"]}}
+        # ... and its CPU within it (10 % over for the sampling's edges)
+        assert all(resources["pods_cores"][pod] <= 0.55 for pod in recorded["pods"]), resources["pods_cores"]
         assert all(resources["pods_cores"].get(pod, 0) > 0 for pod in recorded["pods"]), resources["pods_cores"]
         assert resources["nodes_cores"].get(node.name, 0) > 0, resources["nodes_cores"]
         assert (resources["sandbox_rate_per_s"] or 0) > 0, resources

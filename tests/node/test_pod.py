@@ -72,13 +72,46 @@ def test_the_pod_runs_as_65532_on_a_read_only_root_with_no_capabilities(node, we
     assert web["status"]["podIP"].startswith("10.244.0."), web["status"]
 
 
-def test_the_cpu_limit_is_the_cgroup_quota(web):
-    container_id = web["status"]["containerStatuses"][0]["containerID"].split("://")[1]
-    quotas = glob.glob(f"/sys/fs/cgroup/cpu*/kubepods/**/pod{web['metadata']['uid']}/{container_id}/cpu.cfs_quota_us",
+def cpu_quota_millicores(pod: dict) -> int:
+    """The CFS quota of the pod's first container's cgroup, in millicores of its period."""
+    container_id = pod["status"]["containerStatuses"][0]["containerID"].split("://")[1]
+    quotas = glob.glob(f"/sys/fs/cgroup/cpu*/kubepods/**/pod{pod['metadata']['uid']}/{container_id}/cpu.cfs_quota_us",
                        recursive=True)
     assert quotas, f"no cgroup of container {container_id}"
     period = int(open(quotas[0].replace("cfs_quota_us", "cfs_period_us")).read())
-    assert int(open(quotas[0]).read()) == period * 200 // 1000  # 200m
+    return int(open(quotas[0]).read()) * 1000 // period
+
+
+def test_the_cpu_limit_is_the_cgroup_quota(web):
+    assert cpu_quota_millicores(web) == 200
+
+
+def test_a_cpu_limit_lowered_in_place_is_the_running_containers_new_quota(node, busybox_image):
+    # What the scale-out runner does to JVMs warmed at a large limit (herald_load.kube): the same
+    # container keeps running, and its cgroup is what now limits it (InPlacePodVerticalScaling).
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "resized", "namespace": NAMESPACE},
+           "spec": {"nodeName": NODE_NAME, "terminationGracePeriodSeconds": 0,
+                    "containers": [{"name": "idle", "image": busybox_image, "imagePullPolicy": "Never",
+                                    "command": ["sleep", "3600"],
+                                    "resources": {"requests": {"cpu": "50m", "memory": "16Mi"},
+                                                  "limits": {"cpu": "500m", "memory": "32Mi"}}}]}}
+    kubectl = ("-n", NAMESPACE)
+    node.kube.apply([pod])
+    try:
+        node.kube.kubectl(*kubectl, "wait", "--for=condition=Ready", "pod/resized", "--timeout=120s")
+        before = json.loads(node.kube.kubectl(*kubectl, "get", "pod", "resized", "-o", "json"))
+        assert cpu_quota_millicores(before) == 500
+        node.kube.kubectl(*kubectl, "patch", "pod/resized", "--type=json", "-p", json.dumps(
+            [{"op": "replace", "path": "/spec/containers/0/resources/limits/cpu", "value": "50m"}]))
+        node.kube.kubectl(*kubectl, "wait", "--for=jsonpath={.status.containerStatuses[0].resources.limits.cpu}=50m",
+                          "pod/resized", "--timeout=120s")
+        after = json.loads(node.kube.kubectl(*kubectl, "get", "pod", "resized", "-o", "json"))
+        assert cpu_quota_millicores(after) == 50
+        assert after["status"]["containerStatuses"][0]["containerID"] == before["status"]["containerStatuses"][0]["containerID"]
+        assert after["status"]["containerStatuses"][0]["restartCount"] == 0
+        assert after["status"]["qosClass"] == "Burstable"
+    finally:
+        node.kube.kubectl(*kubectl, "delete", "pod", "resized", "--wait=false")
 
 
 def test_logs_show_what_the_container_printed(node, web):

@@ -75,6 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     kube.add_argument("--cpu-limit", default=None, metavar="CPU",
                       help="CPU limit set on the Deployment before the run, e.g. 250m")
     kube.add_argument("--cpu-request", default=None, metavar="CPU")
+    kube.add_argument("--warm-up-cpu-limit", default=None, metavar="CPU",
+                      help="the pods start and warm up at this CPU limit, then each is resized in place "
+                           "to --cpu-limit before it is measured (needs InPlacePodVerticalScaling)")
     kube.add_argument("--memory-limit", default=None, metavar="MEMORY",
                       help="memory limit set on the Deployment, e.g. 1Gi (the JVM's heap follows it)")
     kube.add_argument("--node-selector", action="append", default=[], metavar="KEY=VALUE",
@@ -193,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                             node_selector=tuple(tuple(s.split("=", 1)) for s in args.node_selector),
                             tolerations=tuple(args.toleration), warmup_s=args.warmup,
                             warm_up_run_s=args.warm_up_run, rabbitmq_pod=args.rabbitmq_pod,
-                            jvm_options=args.jvm_options)
+                            jvm_options=args.jvm_options, warm_up_cpu_limit=args.warm_up_cpu_limit)
         if args.descending:
             replicas = sorted(replicas, reverse=True)
         run_kubernetes(args.run_dir, replicas, settings, target, say=say)

@@ -24,6 +24,13 @@ wherever kubectl does:
 
 The Deployment's CPU limit (``--cpu-limit``) is set with ``kubectl set resources`` before the first
 N and recorded with the rest of the Deployment's configuration in each meta.json.
+
+With ``--warm-up-cpu-limit`` the pods start and warm up at that larger limit, and each measured pod's
+limit is then lowered to ``--cpu-limit`` in place (a resize of the running pod: same container, same
+JVM, its compiled code kept; Kubernetes' InPlacePodVerticalScaling, which the test cluster turns on).
+A JVM started under a limit of a few tens of millicores spends its first half hour compiling, so the
+plateaus would measure its JIT, not the service. Each meta.json records both limits and the limit
+each pod's status reported when its N was measured.
 """
 
 from __future__ import annotations
@@ -91,6 +98,9 @@ class KubeTarget:
     sample_every_s: float = 10.0
     warmup_s: float = 90.0               # left out of meta.json's resources (the ramp)
     warm_up_run_s: float = 0.0           # a discarded Locust Job at the first N before measuring
+    # The Deployment's CPU limit while its pods start and warm up; each pod is then resized in place
+    # to cpu_limit before it is measured. None: the pods run at cpu_limit from their start.
+    warm_up_cpu_limit: str | None = None
     kubectl: str = "kubectl"
 
 
@@ -493,7 +503,9 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
     _kubectl(target, "apply", "-f", "-",
              stdin=json.dumps(configmap_manifest(configmap, scenario.locustfile)))
     original = json.loads(_kubectl(target, "get", f"deployment/{target.deployment}", "-o", "json"))
-    limits = ",".join(f"{what}={value}" for what, value in (("cpu", target.cpu_limit),
+    if target.warm_up_cpu_limit and not target.cpu_limit:
+        raise ValueError("a warm-up CPU limit needs the CPU limit to lower the pods to (--cpu-limit)")
+    limits = ",".join(f"{what}={value}" for what, value in (("cpu", target.warm_up_cpu_limit or target.cpu_limit),
                                                            ("memory", target.memory_limit)) if value)
     if target.cpu_limit:
         _tolerate_slow_probes(target, original)
@@ -621,6 +633,7 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
         pods = json.loads(_kubectl(target, "get", "pods", "-l", _selector(deployment),
                                    "--field-selector=status.phase=Running", "-o", "json"))["items"]
         ready = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        cpu_limits = _lower_in_place(target, ready, say) if target.warm_up_cpu_limit else None
         metrics = [f"http://{p['status']['podIP']}:{target.metrics_port}" for p in ready] \
             if settings.service == "gateway" else []
         empty_queues(target, say)
@@ -687,6 +700,8 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
                         "note": "cpus and loadavg: the machine the runner ran on"},
             "deployment": _deployment_record(target, deployment),
             "pods": [p["metadata"]["name"] for p in ready],
+            **({"cpu_limit_in_place": {"warm_up": target.warm_up_cpu_limit, "measured": target.cpu_limit,
+                                       "pods": cpu_limits}} if cpu_limits is not None else {}),
             "started_at": started_at, "ended_at": ended_at,
             "load_before": load_before, "load_after": load_after,
             "resources": resources, "sampling_errors": sampler.errors,
@@ -697,6 +712,55 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
         say(f"N = {n}: done; host {resources['nodes_cores']} cores, gateways/others "
             f"{resources['components_cores']}; {folder}")
     return measured
+
+
+def millicores(quantity: str) -> int:
+    """A CPU quantity as Kubernetes writes it ("50m", "1", "0.5") in millicores."""
+    return int(quantity[:-1]) if quantity.endswith("m") else round(float(quantity) * 1000)
+
+
+def resize_patch(pod: dict, cpu_limit: str) -> list[dict]:
+    """JSON patch lowering (or raising) each container's CPU limit of a running pod; its request
+    and everything else as they are (the pod's QoS class may not change in a resize)."""
+    return [{"op": "add", "path": f"/spec/containers/{i}/resources/limits/cpu", "value": cpu_limit}
+            for i, _ in enumerate(pod["spec"]["containers"])]
+
+
+def applied_cpu_limits(pod: dict) -> list[str | None]:
+    """Each container's CPU limit as the kubelet reports having applied it (the status, not the
+    spec); None while the pod has a resize pending or in progress."""
+    if pod["status"].get("resize"):
+        return [None for _ in pod["spec"]["containers"]]
+    return [(c.get("resources") or {}).get("limits", {}).get("cpu")
+            for c in pod["status"].get("containerStatuses", [])]
+
+
+RESIZE_TIMEOUT_S = 120
+
+
+def _lower_in_place(target: KubeTarget, pods: list[dict], say: Callable[[str], None]) -> dict[str, str]:
+    """Resizes each pod not yet at target.cpu_limit to it, waits until the kubelet reports it
+    applied (the container's cgroup quota), and returns each pod's applied limit."""
+    wanted = millicores(target.cpu_limit)
+    names = [p["metadata"]["name"] for p in pods]
+    for pod in pods:
+        if any(millicores(c["resources"].get("limits", {}).get("cpu", "0")) != wanted
+               for c in pod["spec"]["containers"]):
+            say(f"pod/{pod['metadata']['name']}: CPU limit lowered in place to {target.cpu_limit}")
+            _kubectl(target, "patch", f"pod/{pod['metadata']['name']}", "--type=json",
+                     "-p", json.dumps(resize_patch(pod, target.cpu_limit)))
+    deadline = time.monotonic() + RESIZE_TIMEOUT_S
+    while True:
+        listed = json.loads(_kubectl(target, "get", "pods", *names, "-o", "json"))
+        current = {p["metadata"]["name"]: p for p in listed.get("items", [listed])}  # one name: no List
+        applied = {name: applied_cpu_limits(current[name]) for name in names}
+        if all(limits and all(v is not None and millicores(v) == wanted for v in limits)
+               for limits in applied.values()):
+            return {name: limits[0] for name, limits in applied.items()}
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the pods' CPU limits were not resized to {target.cpu_limit} within "
+                               f"{RESIZE_TIMEOUT_S} s (is InPlacePodVerticalScaling on?): {applied}")
+        time.sleep(1)
 
 
 def _node_cpus(target: KubeTarget, nodes: list[str]) -> dict[str, str]:

@@ -190,11 +190,13 @@ def held_out_table(analysis: Analysis, held_out: Sequence[Point]) -> str:
 # ---------------------------------------------------------------- Kubernetes runs: where the CPU goes
 
 def _limit_cores(meta: dict) -> float | None:
-    """The measured Deployment's CPU limit in cores (first container), if it has one."""
-    for c in meta.get("deployment", {}).get("containers", [])[:1]:
-        limit = str(c.get("resources", {}).get("limits", {}).get("cpu", ""))
-        if limit:
-            return float(limit[:-1]) / 1000 if limit.endswith("m") else float(limit)
+    """The measured pods' CPU limit in cores: the one they were resized to in place when the run
+    warmed them at a larger one (meta's cpu_limit_in_place), else the Deployment's (first container)."""
+    limits = [str(c.get("resources", {}).get("limits", {}).get("cpu", ""))
+              for c in meta.get("deployment", {}).get("containers", [])[:1]]
+    limit = (meta.get("cpu_limit_in_place") or {}).get("measured") or next(iter(limits), "")
+    if limit:
+        return float(limit[:-1]) / 1000 if limit.endswith("m") else float(limit)
     return None
 
 
