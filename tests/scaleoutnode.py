@@ -14,6 +14,7 @@ Standard library only, like tests/heraldnode.py.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -46,11 +47,41 @@ SUPPORT_MEMORY = {"herald-provider-sandbox": "1Gi", "herald-redis-master": "1Gi"
 RABBITMQ_MEMORY = ("rabbitmq.resources.requests.memory=1536Mi", "rabbitmq.resources.limits.memory=1536Mi")
 
 
+# And patience in their probes: six gateway JVMs starting at once at a warm-up limit of one core each
+# (--warm-up-cpu-limit) kept the host so busy that the sandbox missed three 1 s liveness probes and
+# was restarted mid warm-up; the gateways dead-lettered what they could not deliver meanwhile, and the
+# warm-up's feeder, counting those as outstanding, stopped sending. As the runner does for the
+# measured pods (herald_load.kube's SLOW_PROBE): 10 s per probe and 12 misses before the kubelet acts.
+SUPPORT_PROBE = {"timeoutSeconds": 10, "failureThreshold": 12}
+
+
+# Every Deployment of the installation gets them (the services not measured carry the load to and from
+# the one measured); the runner sets the measured one's own and puts back these after its run.
+PATIENT = ("herald-provider-sandbox", "herald-redis-master", "herald-dispatcher", "herald-gateway",
+           "herald-connection-manager")
+
+
+def support_patch(deployment: dict, memory: str | None) -> list[dict]:
+    """JSON patch giving each container of a Deployment patient probes, and `memory` (if given)."""
+    patch = []
+    for i, container in enumerate(deployment["spec"]["template"]["spec"]["containers"]):
+        resources = container.get("resources", {})
+        if memory:
+            patch.append({"op": "replace", "path": f"/spec/template/spec/containers/{i}/resources",
+                          "value": {**resources, "limits": {**resources.get("limits", {}), "memory": memory}}})
+        patch += [{"op": "replace", "path": f"/spec/template/spec/containers/{i}/{probe}",
+                   "value": {**container[probe], **SUPPORT_PROBE}}
+                  for probe in ("livenessProbe", "readinessProbe") if probe in container]
+    return patch
+
+
 def give_support_memory(kube, namespace: str, say) -> None:
-    for deployment, memory in SUPPORT_MEMORY.items():
-        say(f"==> deployment/{deployment}: memory limit {memory}")
-        kube.kubectl("-n", namespace, "set", "resources", f"deployment/{deployment}",
-                     f"--limits=memory={memory}")
+    for deployment in PATIENT:
+        memory = SUPPORT_MEMORY.get(deployment)
+        say(f"==> deployment/{deployment}: probes {SUPPORT_PROBE}" + (f", memory limit {memory}" if memory else ""))
+        found = json.loads(kube.kubectl("-n", namespace, "get", f"deployment/{deployment}", "-o", "json"))
+        kube.kubectl("-n", namespace, "patch", f"deployment/{deployment}", "--type=json",
+                     "-p", json.dumps(support_patch(found, memory)))
         kube.kubectl("-n", namespace, "rollout", "status", f"deployment/{deployment}", "--timeout=600s")
 
 

@@ -29,7 +29,7 @@ import pytest
 
 from heraldnode import ROOT, Herald
 from realnode import import_images
-from scaleoutnode import scale_out_command
+from scaleoutnode import SUPPORT_PROBE, scale_out_command, support_patch
 from sharedcluster import attach, built_image
 
 on_the_shared_cluster = pytest.mark.skipif(attach() is None,
@@ -129,6 +129,20 @@ def test_an_exact_fit_from_more_than_two_points_or_a_missing_model_is_a_problem(
     exact = {"status": "exact", "parameters": {"lambda": {"value": 1000.0, "low": None, "high": None}}}
     assert fit_problems({"points": [{}, {}, {}], "models": {"amdahl": exact}}) == [
         "amdahl: exact from 3 points", "usl: no result"]
+
+
+def test_support_deployments_get_patient_probes_and_memory_only_where_asked():
+    found = {"spec": {"template": {"spec": {"containers": [{
+        "resources": {"requests": {"cpu": "100m"}, "limits": {"memory": "384Mi"}},
+        "livenessProbe": {"httpGet": {"path": "/l"}, "timeoutSeconds": 1, "failureThreshold": 3},
+        "startupProbe": {"httpGet": {"path": "/s"}}}]}}}}
+    patched = support_patch(found, "1Gi")
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/resources",
+            "value": {"requests": {"cpu": "100m"}, "limits": {"memory": "1Gi"}}} in patched
+    assert {"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
+            "value": {"httpGet": {"path": "/l"}, **SUPPORT_PROBE}} in patched
+    assert not any(p["path"].endswith("startupProbe") for p in patched)   # the start is not what failed
+    assert [p["path"] for p in support_patch(found, None)] == ["/spec/template/spec/containers/0/livenessProbe"]
 
 
 # ---------------------------------------------------------------- the run
