@@ -442,3 +442,32 @@ def test_a_gateway_run_records_its_pods_jit_time_and_counted_flags_pods_still_co
     assert later["jit_pct"] == 5.0           # a: 0 %, b: 10 %
     assert counted_main([str(tmp_path / "counted")]) == 0
     assert "N = 2: the pods' JIT was compiling 15 % of the window" in capsys.readouterr().err
+
+
+def test_the_report_of_a_kubernetes_run_reads_each_ns_throughput_from_the_services_own_counter(tmp_path):
+    from conftest import write_run
+    from herald_capacity import load_run
+    from herald_load.report import counted_run
+
+    run_dir = write_run(tmp_path, {1: 100.0, 2: 200.0})       # what Locust's entry says
+    for n in (1, 2):
+        folder = run_dir / f"n={n}"
+        meta = json.loads((folder / "meta.json").read_text())
+        (folder / "meta.json").write_text(json.dumps({
+            **meta, "service": "gateway", "pods": [f"gw-{i}" for i in range(n)],
+            "machine": {"mode": "kubernetes"}, "resources": {"window_s": [0, 40]}}))
+        # the sandbox counted 550 a second per pod, steadily
+        (folder / "resources.csv").write_text("t_s,kind,name,value\n" + "".join(
+            f"{t},sandbox_accepted,sandbox,{t * 550 * n}\n" for t in (0, 10, 20, 30, 40)))
+    local = load_run(run_dir)
+
+    counted = counted_run(local)
+
+    assert [m.plateau.median for m in counted.measurements] == [550.0, 1100.0]
+    assert [m.plateau.samples for m in counted.measurements] == [5, 5]
+    assert all(m.plateau.stable and m.plateau.iqr == 0 for m in counted.measurements)
+    assert [p.throughput for p in counted.points] == [550.0, 1100.0]
+    for m in local.measurements:                             # a local-mode run is left as it is
+        (m.path / "meta.json").write_text(json.dumps({**m.meta, "machine": {"mode": "local"}}))
+    assert [m.plateau.median for m in counted_run(load_run(run_dir)).measurements] == \
+        [m.plateau.median for m in local.measurements]
