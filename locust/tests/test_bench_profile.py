@@ -54,3 +54,10 @@ def test_redis_commands_are_listed_by_time_per_notification():
     rows = [line for line in lines if line.startswith("| fcall") or line.startswith("| hget")]
 
     assert rows == ["| fcall | 4 | 0.040 | 400 | 100.00 | 4.00 |", "| hget | 100 | 1.000 | 50 | 0.50 | 0.50 |"]
+
+
+def test_each_page_names_the_command_that_regenerates_it():
+    assert "`scripts/bench.sh fanout --profile`" in render("gateway", parse_stacks(JFR_PRINT), "Fan-out")
+    assert "`scripts/bench.sh accept --profile`" in render("dispatcher", parse_stacks(JFR_PRINT), "Accept",
+                                                           benchmark="accept")
+    assert "`scripts/bench.sh accept --profile`" in render_redis("", 1, "Accept", "accept")

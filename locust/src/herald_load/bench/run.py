@@ -39,7 +39,8 @@ and runs the seed-style sender (:mod:`herald_load.bench.seed`: 50 threads, a blo
 one request per notification; ``SEED_COUNT`` notifications, default 10,000) against the same
 sandbox, printing Herald's warm rate as a multiple of it. ``--profile`` records the warm run with
 JFR in every JVM and Redis's command statistics and writes top-frame tables to ``docs/perf/``
-(:mod:`herald_load.bench.profile`). ``--record`` appends the run's output, dated, with its commit
+(:mod:`herald_load.bench.profile`); with ``accept`` it records the dispatcher over wrk's measured
+run (``docs/perf/accept-*.md``). ``--record`` appends the run's output, dated, with its commit
 and the machine's load, to ``docs/benchmarks.md`` (earlier sections stay for comparison).
 ``BENCH_PORTS=free`` runs a platform of its own on free ports under ``.run/bench`` (stopped at the
 end) instead of the local run's fixed ports, for a machine where those are taken (fan-out only).
@@ -194,7 +195,7 @@ def _wrk(app: str, key: str, connections: str, seconds: str) -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
-def _accept(platform, app: str, key: str, pids: dict[str, int]) -> None:
+def _accept(platform, app: str, key: str, pids: dict[str, int], profiling: bool = False) -> None:
     seconds, connections = _env("ACCEPT_SECONDS", 30), _env("ACCEPT_CONNECTIONS", 32)
     print(f"==> accept benchmark: wrk, {connections} connections, {seconds} s (after a 10 s warm-up)",
           flush=True)
@@ -208,12 +209,23 @@ def _accept(platform, app: str, key: str, pids: dict[str, int]) -> None:
         print("gateway stopped for this run: sends pile up in herald.send.high (purged afterwards)")
         platform.stop_gateways()
     _wrk(app, key, connections, "10")
+    recorder = profile.Recorder(platform.java, {"dispatcher": pids["dispatcher"]}, platform.redis.port,
+                                run_dir(platform.root) / "profile-accept") if profiling else None
+    if recorder:
+        print("profiling the measured run: JFR in the dispatcher, Redis commandstats", flush=True)
+        recorder.start()
     cpu_before = {name: fanout.proc_cpu_seconds(pid) for name, pid in pids.items()}
     report = _wrk(app, key, connections, seconds).splitlines()
     cpu = {name: fanout.proc_cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
+    if recorder:
+        recorder.stop()
     first = next(i for i, line in enumerate(report) if line.strip().startswith("requests "))
     print("\n".join(report[first:]))
     requests = int(report[first].split()[1])
+    if recorder:
+        title = f"Accept, wrk {connections} connections, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+        print("\n".join(profile.write(recorder, recorder.recordings, "accept", requests, title,
+                                      platform.root / "docs" / "perf")), flush=True)
     # CPU per request is far steadier than the rate on a shared machine.
     print("  cpu per request: " + ", ".join(f"{name} {seconds / requests * 1e6:.0f} µs" for name, seconds in cpu.items())
           + f" (total {sum(cpu.values()) / requests * 1e6:.0f} µs)")
@@ -228,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("what", nargs="?", choices=[*BENCHMARKS, "all", "soak"], default="all")
     parser.add_argument("--profile", action="store_true",
-                        help="fan-out: JFR and Redis command statistics over the warm run, tables to docs/perf/")
+                        help="fan-out and accept: JFR and Redis command statistics over the measured run, "
+                             "tables to docs/perf/")
     parser.add_argument("--record", action="store_true",
                         help="append this run's output to docs/benchmarks.md (dated, with commit and load)")
     options = parser.parse_args(argv)
@@ -327,7 +340,7 @@ def _run(what: str, profiling: bool) -> int:
             _cm_delivery(app.app, app.api_key)
         if "accept" in selected:
             _accept(platform, app.app, app.api_key,
-                    {name: pids[name] for name in ("dispatcher", "redis", "rabbitmq")})
+                    {name: pids[name] for name in ("dispatcher", "redis", "rabbitmq")}, profiling)
         if "import" in selected:
             _import(app.app, app.api_key, ",".join(f"{name}={pids[name]}" for name in ("dispatcher", "redis")))
     except PlatformError as error:
