@@ -215,12 +215,11 @@ def held_out_table(analysis: Analysis, held_out: Sequence[Point]) -> str:
 def _limit_cores(meta: dict) -> float | None:
     """The measured pods' CPU limit in cores: the one they were resized to in place when the run
     warmed them at a larger one (meta's cpu_limit_in_place), else the Deployment's (first container)."""
-    limits = [str(c.get("resources", {}).get("limits", {}).get("cpu", ""))
-              for c in meta.get("deployment", {}).get("containers", [])[:1]]
-    limit = (meta.get("cpu_limit_in_place") or {}).get("measured") or next(iter(limits), "")
-    if limit:
-        return float(limit[:-1]) / 1000 if limit.endswith("m") else float(limit)
-    return None
+    from .kube import millicores
+    containers = meta.get("deployment", {}).get("containers", [])
+    limit = (meta.get("cpu_limit_in_place") or {}).get("measured") or \
+        (str(containers[0].get("resources", {}).get("limits", {}).get("cpu", "")) if containers else "")
+    return millicores(limit) / 1000 if limit else None
 
 
 def _node_capacity(meta: dict) -> float | None:
