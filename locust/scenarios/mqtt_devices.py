@@ -26,7 +26,9 @@ Two ways to push, one user class each (name the one wanted on Locust's command l
   the entry "pushes written off" counts each write-off as a failure (its size in bytes = pushes).
 
     locust -f scenarios/mqtt_devices.py --headless -u 20 -r 10 -t 1m --host http://DISPATCHER
-Environment: HERALD_MQTT_HOST / HERALD_MQTT_PORT (the CM's MQTT listener, default 127.0.0.1:1883),
+Environment: HERALD_MQTT_HOST / HERALD_MQTT_PORT (the CM's MQTT listener, default 127.0.0.1:1883;
+several hosts, comma-separated, take the devices in turn: the scale-out runner names each connection
+manager pod so that every pod holds as many devices as the next),
 HERALD_MQTT_DEVICES (devices registered when the scenario provisions for itself, default 20),
 plus herald_load.scenario's. Latency needs the load generator's clock to agree with the
 dispatcher's (same machine, or NTP).
@@ -48,7 +50,8 @@ from herald_load.scenario import FeedBacklog, feed_topic, platform, provision_if
 
 PLATFORM = platform()
 TOPIC = os.environ.get("HERALD_LOAD_TOPIC", "devices")
-MQTT_HOST = os.environ.get("HERALD_MQTT_HOST", "127.0.0.1")
+MQTT_HOSTS = [host.strip() for host in os.environ.get("HERALD_MQTT_HOST", "127.0.0.1").split(",")
+              if host.strip()]
 MQTT_PORT = int(os.environ.get("HERALD_MQTT_PORT", "1883"))
 SEND_WAIT = float(os.environ.get("HERALD_MQTT_SEND_WAIT", "0.5"))
 BACKLOG = int(os.environ.get("HERALD_LOAD_BACKLOG", "5000"))
@@ -64,12 +67,14 @@ _fleet = {"subscribed": 0, "received": 0}
 def provision(environment, **_):
     made = provision_if_needed(PLATFORM, environment.host, fcm_devices=0, topic=TOPIC,
                                mqtt_devices=int(os.environ.get("HERALD_MQTT_DEVICES", "20")))
-    _devices["next"] = iter(made.mqtt_devices)
+    _devices["next"] = iter(enumerate(made.mqtt_devices))
 
 
 def _take_device():
+    """The next provisioned device and the MQTT host it connects to (the hosts in turn)."""
     with _devices["lock"]:
-        return next(_devices["next"], None)
+        index, device = next(_devices["next"], (None, None))
+    return device, (MQTT_HOSTS[index % len(MQTT_HOSTS)] if device is not None else None)
 
 
 class MqttDevice(User):
@@ -79,7 +84,7 @@ class MqttDevice(User):
     wait_time = constant(1)
 
     def on_start(self):
-        self.device = _take_device()
+        self.device, self.mqtt_host = _take_device()
         if self.device is None:
             raise RuntimeError("more MqttDevice users than provisioned MQTT devices: raise "
                                "HERALD_MQTT_DEVICES or lower -u")
@@ -138,7 +143,7 @@ class MqttDevice(User):
         client.on_disconnect = on_disconnect
         started = time.perf_counter()
         try:
-            client.connect(MQTT_HOST, MQTT_PORT, keepalive=60)
+            client.connect(self.mqtt_host, MQTT_PORT, keepalive=60)
             client.loop_start()
             if not connected.wait(10):
                 raise TimeoutError("no CONNACK within 10 s")

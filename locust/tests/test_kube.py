@@ -11,7 +11,8 @@ import pytest
 import stat
 
 from herald_load.kube import BEGIN, END, LABELS, KubeTarget, applied_cpu_limits, configmap_manifest, \
-    job_manifest, millicores, plateau_resources, resize_patch, run_kubernetes, split_csv_log
+    job_manifest, millicores, plateau_resources, resize_patch, run_kubernetes, settled, split_csv_log, \
+    unit_windows
 from herald_load.counted import counted_points, main as counted_main
 from herald_load.scaleout import ScaleOutSettings
 
@@ -29,6 +30,14 @@ stdin = sys.stdin.read() if "-f" in args else None
 with open({str(calls)!r}, "a") as out:
     out.write(json.dumps({{"args": args, "stdin": stdin}}) + "\\n")
 tick = time.time()  # counters that grow like the kubelet's (the sampler calls from its own thread)
+# FAKE_COUNT_PER_SAMPLE: the counters grow by one step per sample instead (each stats/summary call
+# is one), so that what one unit costs is exact however slowly a busy machine runs the samples.
+STEPS = {str(tmp_path / "steps")!r}
+if os.environ.get("FAKE_COUNT_PER_SAMPLE"):
+    tick = int(open(STEPS).read()) if os.path.exists(STEPS) else 0
+    if "--raw" in args and args[args.index("--raw") + 1].endswith("/stats/summary"):
+        tick += 1
+        open(STEPS, "w").write(str(tick))
 # A pod's CPU limit: "1" until a resize in place (kubectl patch pod/...) sets another, which the
 # kubelet's status then reports at once.
 RESIZED = {str(tmp_path / "resized")!r}
@@ -72,7 +81,9 @@ elif args[2:4] == ["get", "pods"]:
     print(json.dumps({{"items": [pod("gw-1", "gateway"), pod("herald-rabbitmq-server-0", "herald-rabbitmq")]}}))
 elif args[2] == "get" and args[3].startswith("job/"):
     # FAKE_JOB_DONE_AT: epoch seconds before which the Job still runs (Locust's pod shutting down)
-    done = time.time() >= float(os.environ.get("FAKE_JOB_DONE_AT", "0"))
+    # (FAKE_JOB_WAITING: only the Jobs whose name has it wait)
+    done = time.time() >= float(os.environ.get("FAKE_JOB_DONE_AT", "0")) \
+        or os.environ.get("FAKE_JOB_WAITING", "") not in args[3]
     print(json.dumps({{"status": {{"succeeded": 1}} if done else {{}}}}))
 elif args[:2] == ["get", "node"]:
     print(json.dumps({{"status": {{"capacity": {{"cpu": "2"}}}}}}))
@@ -220,9 +231,12 @@ def test_plateau_resources_are_rates_over_the_window_only():
 def test_the_seconds_of_a_plateau_under_rabbitmqs_memory_alarm_are_recorded(tmp_path, monkeypatch):
     kubectl, _calls = fake_kubectl(tmp_path)
     monkeypatch.setenv("FAKE_MEMORY_ALARM", "1")
+    # A Job of a few seconds: the window needs two samples or more, and each sample is several
+    # kubectl calls (a second or more on a busy machine).
+    monkeypatch.setenv("FAKE_JOB_DONE_AT", str(time.time() + 6))
     lines = []
 
-    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=1), target(kubectl),
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=6), target(kubectl),
                    say=lines.append)
 
     meta = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())
@@ -336,14 +350,20 @@ def test_dispatcher_runs_report_the_dispatchers_own_accept_rate_from_their_pods(
     assert any("herald_dispatcher_accepted_total/s" in line for line in lines)
 
 
-def test_connection_manager_job_connects_its_devices_through_the_mqtt_service():
+def test_connection_manager_job_connects_its_devices_to_the_measured_pods_in_turn():
     settings = ScaleOutSettings(service="connection-manager", users_per_replica=20,
                                 backlog_per_device=70)
-    job = job_manifest("j", "cm", target(), settings, 2)
+    job = job_manifest("j", "cm", target(), settings, 2, pod_hosts=["10.0.0.7", "10.0.0.8"])
 
     container = job["spec"]["template"]["spec"]["containers"][0]
+    names = [e["name"] for e in container["env"]]
     env = {e["name"]: e.get("value") for e in container["env"]}
-    assert env["HERALD_MQTT_HOST"] == "herald-connection-manager-mqtt"
+    # Each pod by its IP, not the Service (kube-proxy's random pick left 10 and 21 devices at N = 2).
+    assert env["HERALD_MQTT_HOST"] == "10.0.0.7,10.0.0.8"
+    assert names.count("HERALD_MQTT_HOST") == 1
+    assert {e["name"]: e.get("value") for e in job_manifest("j", "cm", target(), settings, 2)[
+        "spec"]["template"]["spec"]["containers"][0]["env"]}["HERALD_MQTT_HOST"] == \
+        "herald-connection-manager-mqtt"
     # Every user but the topic feeder is a device, and every provisioned device connects: one left
     # offline would fill its box and count as outstanding for ever.
     assert env["HERALD_MQTT_DEVICES"] == "39"
@@ -471,3 +491,66 @@ def test_the_report_of_a_kubernetes_run_reads_each_ns_throughput_from_the_servic
         (m.path / "meta.json").write_text(json.dumps({**m.meta, "machine": {"mode": "local"}}))
     assert [m.plateau.median for m in counted_run(load_run(run_dir)).measurements] == \
         [m.plateau.median for m in local.measurements]
+
+
+def _series(name: str, kind: str, per_s: list[float], step: float = 10.0) -> list[tuple]:
+    """A counter sampled every ``step`` seconds growing by per_s[i] per second in step i."""
+    rows, value = [(0.0, kind, name, 0.0)], 0.0
+    for i, rate in enumerate(per_s):
+        value += rate * step
+        rows.append(((i + 1) * step, kind, name, value))
+    return rows
+
+
+def test_unit_windows_are_the_pods_cpu_per_unit_of_work_and_settle_when_two_in_a_row_agree():
+    # 100 accepts/s throughout; the pod's CPU falls from 0.3 to 0.12 cores, then stays.
+    cpu = [0.3e9] * 6 + [0.2e9] * 6 + [0.12e9] * 12
+    rows = _series("pod/d-1", "cpu_ns", cpu) + _series("pod/d-1", "counter", [100.0] * 24) \
+        + _series("pod/other", "cpu_ns", [1e9] * 24)           # not a measured pod
+
+    windows = unit_windows(rows, ["d-1"], 60.0, 0.0)
+
+    assert [w["cpu_us_per_unit"] for w in windows] == [3000.0, 2000.0, 1200.0, 1200.0]
+    assert [w["units_per_s"] for w in windows] == [100.0] * 4
+    assert [settled(windows[:k]) for k in range(1, 5)] == [False, False, False, True]
+    # The ramp is in no window, and only complete windows count.
+    assert [w["from_s"] for w in unit_windows(rows, ["d-1"], 60.0, 30.0)] == [30.0, 90.0, 150.0]
+
+
+def test_without_the_pods_own_counter_a_window_counts_the_sandboxs_deliveries():
+    rows = _series("pod/gw-1", "cpu_ns", [0.05e9] * 12) + _series("sandbox", "sandbox_accepted", [500.0] * 12)
+    assert [w["cpu_us_per_unit"] for w in unit_windows(rows, ["gw-1"], 60.0, 0.0)] == [100.0, 100.0]
+    idle = _series("pod/gw-1", "cpu_ns", [0.05e9] * 12)
+    assert unit_windows(idle, ["gw-1"], 60.0, 0.0)[0]["cpu_us_per_unit"] is None
+    assert not settled(unit_windows(idle, ["gw-1"], 60.0, 0.0))
+
+
+def test_a_settling_job_at_the_measured_limit_runs_until_the_cost_per_unit_is_steady(tmp_path, monkeypatch):
+    kubectl, calls = fake_kubectl(tmp_path)
+    monkeypatch.setenv("FAKE_JOB_DONE_AT", str(time.time() + 300))   # it would run 5 minutes
+    monkeypatch.setenv("FAKE_JOB_WAITING", "-settle-")
+    monkeypatch.setenv("FAKE_COUNT_PER_SAMPLE", "1")
+    lines = []
+
+    run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=1),
+                   target(kubectl, cpu_limit="50m", warm_up_cpu_limit="1000m", settle_max_s=600,
+                          settle_window_s=15),
+                   say=lines.append)
+
+    recorded = [json.loads(line) for line in calls.read_text().splitlines()]
+    jobs = [(i, json.loads(c["stdin"])["metadata"]["name"]) for i, c in enumerate(recorded)
+            if c["args"][2] == "apply" and '"kind": "Job"' in (c["stdin"] or "")]
+    assert [name.split("-")[3] for _, name in jobs] == ["settle", "n1"]
+    resize = next(i for i, c in enumerate(recorded) if c["args"][2:4] == ["patch", "pod/gw-1"])
+    deleted = next(i for i, c in enumerate(recorded) if c["args"][2:4] == ["delete", f"job/{jobs[0][1]}"])
+    # Resized before it settles, and the settling Job gone (ended early: steady) before the measured one.
+    assert resize < jobs[0][0] < deleted < jobs[1][0]
+    settle = json.loads((tmp_path / "run" / "settle.json").read_text())
+    assert settle["steady"] and len(settle["windows"]) >= 2
+    assert settle["cpu_limits"] == {"gw-1": "50m"}
+    # Per sample the fake pod uses 0.1 core-seconds and the sandbox counts 100 deliveries: 1,000 µs each.
+    assert [w["cpu_us_per_unit"] for w in settle["windows"][-2:]] == [1000.0, 1000.0]
+    assert settle["seconds"] < 280          # ended when steady, not when the Job did
+    meta = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())
+    assert meta["settled"]["steady"] and meta["settled"]["job"] == jobs[0][1]
+    assert any(line.startswith("settling: steady after") for line in lines)

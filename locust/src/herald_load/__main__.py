@@ -91,6 +91,10 @@ def _parser() -> argparse.ArgumentParser:
     kube.add_argument("--warm-up-run", type=float, default=0.0, metavar="SECONDS",
                       help="a discarded Locust Job of SECONDS at the first N before measuring "
                            "(cold JVMs under a small CPU limit)")
+    kube.add_argument("--settle-run", type=float, default=0.0, metavar="MAX_SECONDS",
+                      help="after the warm-up (and the resize to --cpu-limit), a discarded Locust Job at "
+                           "the first N until the pods' CPU per unit of work agrees within 10 %% over two "
+                           "60 s windows in a row, or MAX_SECONDS (settle.json in the run folder)")
     kube.add_argument("--jvm-options", default=None, metavar="OPTIONS",
                       help="appended to the measured pods' JAVA_TOOL_OPTIONS for the run, e.g. "
                            "-XX:TieredStopAtLevel=1 (restored after)")
@@ -196,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                             node_selector=tuple(tuple(s.split("=", 1)) for s in args.node_selector),
                             tolerations=tuple(args.toleration), warmup_s=args.warmup,
                             warm_up_run_s=args.warm_up_run, rabbitmq_pod=args.rabbitmq_pod,
-                            jvm_options=args.jvm_options, warm_up_cpu_limit=args.warm_up_cpu_limit)
+                            jvm_options=args.jvm_options, warm_up_cpu_limit=args.warm_up_cpu_limit,
+                            settle_max_s=args.settle_run)
         if args.descending:
             replicas = sorted(replicas, reverse=True)
         run_kubernetes(args.run_dir, replicas, settings, target, say=say)

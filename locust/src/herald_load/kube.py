@@ -54,7 +54,7 @@ from .servers import SEND_QUEUES
 from .scaleout import SCENARIOS, SCENARIO_DIR, Scenario, ScaleOutSettings, still_to_measure, write_meta
 
 __all__ = ["KubeTarget", "LABELS", "job_manifest", "configmap_manifest", "split_csv_log", "run_kubernetes",
-           "plateau_resources"]
+           "plateau_resources", "unit_windows", "settled"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 BEGIN, END = "=== herald-csv-begin ", "=== herald-csv-end"
@@ -101,6 +101,11 @@ class KubeTarget:
     # The Deployment's CPU limit while its pods start and warm up; each pod is then resized in place
     # to cpu_limit before it is measured. None: the pods run at cpu_limit from their start.
     warm_up_cpu_limit: str | None = None
+    # After the warm-up (and the resize to cpu_limit), a discarded Job at the first N that ends when
+    # the measured pods' CPU per unit of work has settled (two settle_window_s windows in a row
+    # within SETTLE_TOLERANCE, after the Job's first warmup_s), or after this many seconds; 0: none.
+    settle_max_s: float = 0.0
+    settle_window_s: float = 60.0
     kubectl: str = "kubectl"
 
 
@@ -129,8 +134,12 @@ def _toleration(text: str) -> dict:
 
 
 def job_manifest(name: str, configmap: str, target: KubeTarget, settings: ScaleOutSettings,
-                 n: int, gateway_metrics: list[str] = ()) -> dict:
+                 n: int, gateway_metrics: list[str] = (), pod_hosts: list[str] = ()) -> dict:
+    """The Locust Job for N replicas; ``pod_hosts``: the measured pods' IPs, for a scenario that
+    connects to each pod in turn (Scenario.pod_hosts_env) rather than through its Service."""
     scenario = SCENARIOS[settings.service]
+    direct = ((scenario.pod_hosts_env, ",".join(pod_hosts)),) if scenario.pod_hosts_env and pod_hosts else ()
+    job_env = [(key, value) for key, value in scenario.job_env if key not in dict(direct)] + list(direct)
     users = settings.users(n)
     locust = (f"python3 -m locust -f /mnt/locust/scenarios/{scenario.locustfile} "
               f"{' '.join(scenario.user_classes)} --headless -u {users} -r {users} "
@@ -155,7 +164,7 @@ def job_manifest(name: str, configmap: str, target: KubeTarget, settings: ScaleO
            {"name": "HERALD_LOAD_BACKLOG", "value": str(settings.backlog_per_replica * n)},
            {"name": "HERALD_MQTT_DEVICES", "value": str(settings.mqtt_devices(n))},
            {"name": "HERALD_MQTT_BACKLOG_PER_DEVICE", "value": str(settings.backlog_per_device)},
-           *({"name": name, "value": value} for name, value in scenario.job_env),
+           *({"name": key, "value": value} for key, value in job_env),
            {"name": "HERALD_ADMIN_TOKEN", "valueFrom": {"secretKeyRef": {
                "name": target.admin_secret, "key": "admin-token"}}}]
     pod = {
@@ -367,6 +376,41 @@ def cpu_cores(rows: list[tuple[float, str, str, float]]) -> dict[str, float]:
     return {name: ns_per_s / 1e9 for name, ns_per_s in counter_rates(rows, "cpu_ns").items()}
 
 
+# Settling. After a resize to a small CPU limit, a JVM's cost per unit of work kept falling for
+# minutes: three dispatcher plateaus measured one after another cost 2.99, then 1.55, then 1.19 ms of
+# CPU per accept, so the fitted curve measured the settling, not the scale-out. No fixed warm-up says
+# when that is over; the runner measures it instead (KubeTarget.settle_max_s).
+SETTLE_TOLERANCE = 0.10
+
+
+def unit_windows(rows: list[tuple[float, str, str, float]], pods: list[str], window_s: float,
+                 skip_s: float) -> list[dict]:
+    """Consecutive complete windows of ``window_s`` from ``skip_s`` on: per window the units of work
+    per second (the pods' own counter where sampled, else the provider sandbox's deliveries) and
+    the µs of the pods' CPU per unit."""
+    names = {f"pod/{pod}" for pod in pods}
+    last = max((r[0] for r in rows), default=0.0)
+    windows, start = [], skip_s
+    while start + window_s <= last:
+        window = [r for r in rows if start <= r[0] <= start + window_s]
+        own = counter_rates([r for r in window if r[2] in names], "counter")
+        units = sum(own.values()) if own else sum(counter_rates(window, "sandbox_accepted").values())
+        cores = sum(v for name, v in cpu_cores(window).items() if name in names)
+        windows.append({"from_s": round(start, 1), "to_s": round(start + window_s, 1),
+                        "units_per_s": round(units, 1), "pods_cores": round(cores, 3),
+                        "cpu_us_per_unit": round(cores * 1e6 / units, 1) if units > 0 else None})
+        start += window_s
+    return windows
+
+
+def settled(windows: list[dict], tolerance: float = SETTLE_TOLERANCE) -> bool:
+    """Whether the last two windows' CPU per unit agree within ``tolerance`` of the earlier one."""
+    if len(windows) < 2:
+        return False
+    earlier, last = windows[-2]["cpu_us_per_unit"], windows[-1]["cpu_us_per_unit"]
+    return earlier is not None and last is not None and abs(last - earlier) <= tolerance * earlier
+
+
 def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float, end_s: float,
                       components: dict[str, str]) -> dict:
     """CPU (cores) of each pod, each component (pods grouped by ``components``: pod name ->
@@ -420,6 +464,24 @@ def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float,
 
 def _selector(deployment: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in deployment["spec"]["selector"]["matchLabels"].items())
+
+
+def _ready_pods(target: KubeTarget) -> list[dict]:
+    """The Deployment's running pods not being deleted, after its rollout (at the replicas set)."""
+    _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
+    deployment = json.loads(_kubectl(target, "get", f"deployment/{target.deployment}", "-o", "json"))
+    pods = json.loads(_kubectl(target, "get", "pods", "-l", _selector(deployment),
+                               "--field-selector=status.phase=Running", "-o", "json"))["items"]
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
+def _job_addresses(settings: ScaleOutSettings, target: KubeTarget, pods: list[dict]) -> dict:
+    """job_manifest's arguments naming the measured pods: the gateways' metrics URLs (the gateway
+    scenario's feeder reads their backlog) and the pods' IPs (Scenario.pod_hosts_env)."""
+    ips = [p["status"]["podIP"] for p in pods]
+    return {"gateway_metrics": [f"http://{ip}:{target.metrics_port}" for ip in ips]
+            if settings.service == "gateway" else [],
+            "pod_hosts": ips if SCENARIOS[settings.service].pod_hosts_env else []}
 
 
 def _deployment_record(target: KubeTarget, deployment: dict) -> dict:
@@ -527,7 +589,9 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
     try:
         if target.warm_up_run_s:
             _warm_up(target, settings, configmap, todo[0], say)
-        return _measure_each(run_dir, todo, settings, target, configmap, context, settings_record, say)
+        settle = _settle(run_dir, target, settings, configmap, todo[0], say) if target.settle_max_s else None
+        return _measure_each(run_dir, todo, settings, target, configmap, context, settings_record, say,
+                             settle)
     finally:
         _restore(target, original, say)
 
@@ -604,10 +668,11 @@ def _warm_up(target: KubeTarget, settings: ScaleOutSettings, configmap: str, n: 
     seconds = int(target.warm_up_run_s)
     say(f"warm-up: deployment/{target.deployment} at {n}, a {seconds} s Locust Job (discarded)")
     _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
-    _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
+    pods = _ready_pods(target)
     job = f"herald-load-{settings.service}-warm-up-{int(time.time())}"
     _kubectl(target, "apply", "-f", "-", stdin=json.dumps(
-        job_manifest(job, configmap, target, replace(settings, duration_s=seconds), n)))
+        job_manifest(job, configmap, target, replace(settings, duration_s=seconds), n,
+                     **_job_addresses(settings, target, pods))))
     deadline = time.monotonic() + seconds + 600
     while _job_state(target, job) is None:
         if time.monotonic() > deadline:
@@ -616,9 +681,57 @@ def _warm_up(target: KubeTarget, settings: ScaleOutSettings, configmap: str, n: 
     _kubectl(target, "delete", f"job/{job}", "--wait=false")
 
 
+def _settle(run_dir: Path, target: KubeTarget, settings: ScaleOutSettings, configmap: str, n: int,
+            say: Callable[[str], None]) -> dict:
+    """A discarded Locust Job at N = ``n``, with the pods already at the measured CPU limit (resized
+    in place first when they warmed up at a larger one), that ends as soon as the pods' CPU per unit
+    of work agrees within SETTLE_TOLERANCE over two target.settle_window_s windows in a row (after the
+    Job's first target.warmup_s, its ramp), or after target.settle_max_s. Its windows go to
+    ``settle.json`` in the run folder, its samples to ``settle-resources.csv``; the summary returned
+    goes into each N's meta.json."""
+    scenario = SCENARIOS[settings.service]
+    max_s = int(target.settle_max_s)
+    _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
+    pods = _ready_pods(target)
+    cpu_limits = _lower_in_place(target, pods, say) if target.warm_up_cpu_limit else None
+    names = [p["metadata"]["name"] for p in pods]
+    empty_queues(target, say)
+    _, nodes = _components(target)
+    job = f"herald-load-{settings.service}-settle-{int(time.time())}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    say(f"settling: {len(pods)} pod(s) at N = {n}, a discarded Locust Job until their CPU per unit "
+        f"agrees within {SETTLE_TOLERANCE:.0%} over two {target.settle_window_s:.0f} s windows (at most {max_s} s)")
+    _kubectl(target, "apply", "-f", "-", stdin=json.dumps(
+        job_manifest(job, configmap, target, replace(settings, duration_s=max_s + int(target.warmup_s)), n,
+                     **_job_addresses(settings, target, pods))))
+    windows, steady = [], False
+    with ClusterSampler(target, nodes, scenario, names) as sampler:
+        while not steady:
+            time.sleep(target.sample_every_s)
+            found = unit_windows(sampler.rows, names, target.settle_window_s, target.warmup_s)
+            for window in found[len(windows):]:
+                say(f"    settling: {window['from_s']:.0f}-{window['to_s']:.0f} s, "
+                    f"{window['units_per_s']:.0f} units/s, {window['pods_cores']:.3f} cores, "
+                    f"{window['cpu_us_per_unit']} µs per unit")
+            windows, steady = found, settled(found)
+            elapsed = time.monotonic() - sampler.started
+            if _job_state(target, job) is not None or elapsed > max_s + target.warmup_s + 60:
+                break
+    _kubectl(target, "delete", f"job/{job}", "--wait=false")
+    sampler.write(run_dir / "settle-resources.csv")
+    record = {"n": n, "pods": names, "steady": steady, "seconds": round(time.monotonic() - sampler.started),
+              "max_s": max_s, "window_s": target.settle_window_s, "tolerance": SETTLE_TOLERANCE,
+              "cpu_limits": cpu_limits, "job": job, "sampling_errors": sampler.errors}
+    (run_dir / "settle.json").write_text(json.dumps({**record, "windows": windows}, indent=2) + "\n")
+    say(f"settling: {'steady' if steady else 'NOT steady'} after {record['seconds']} s "
+        f"({len(windows)} windows; the last {windows[-1]['cpu_us_per_unit'] if windows else None} µs per unit)")
+    return {**record, "last_windows": windows[-2:]}
+
+
 def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, target: KubeTarget,
                   configmap: str, context: str, settings_record: dict,
-                  say: Callable[[str], None]) -> list[int]:
+                  say: Callable[[str], None], settle: dict | None = None) -> list[int]:
+    """``settle``: what _settle found before the first N (its summary goes into each meta.json)."""
     scenario = SCENARIOS[settings.service]
     per_n_s = settings.duration_s + 60
     measured = []
@@ -628,14 +741,9 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
         folder.mkdir(parents=True)
         say(f"N = {n} ({index + 1} of {len(todo)}): scaling deployment/{target.deployment} to {n}")
         _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
-        _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
+        ready = _ready_pods(target)
         deployment = json.loads(_kubectl(target, "get", f"deployment/{target.deployment}", "-o", "json"))
-        pods = json.loads(_kubectl(target, "get", "pods", "-l", _selector(deployment),
-                                   "--field-selector=status.phase=Running", "-o", "json"))["items"]
-        ready = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         cpu_limits = _lower_in_place(target, ready, say) if target.warm_up_cpu_limit else None
-        metrics = [f"http://{p['status']['podIP']}:{target.metrics_port}" for p in ready] \
-            if settings.service == "gateway" else []
         empty_queues(target, say)
         if scenario.counter is None:        # the sandbox's count is the measurement
             reset_sandbox(target, say)
@@ -646,7 +754,8 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
         say(f"N = {n}: {len(ready)} pod(s) ready; Locust Job {job} for {settings.duration_s} s "
             f"(load average {load_before})")
         _kubectl(target, "apply", "-f", "-",
-                 stdin=json.dumps(job_manifest(job, configmap, target, settings, n, metrics)))
+                 stdin=json.dumps(job_manifest(job, configmap, target, settings, n,
+                                               **_job_addresses(settings, target, ready))))
         deadline = time.monotonic() + settings.duration_s + 600
         with ClusterSampler(target, nodes, scenario, [p["metadata"]["name"] for p in ready]) as sampler:
             state = None
@@ -702,6 +811,7 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
             "pods": [p["metadata"]["name"] for p in ready],
             **({"cpu_limit_in_place": {"warm_up": target.warm_up_cpu_limit, "measured": target.cpu_limit,
                                        "pods": cpu_limits}} if cpu_limits is not None else {}),
+            **({"settled": settle} if settle is not None else {}),
             "started_at": started_at, "ended_at": ended_at,
             "load_before": load_before, "load_after": load_after,
             "resources": resources, "sampling_errors": sampler.errors,

@@ -54,6 +54,10 @@ class Scenario:
     counter: str | None = None
     gauge: str | None = None       # a per-pod gauge worth recording (how evenly load spread)
     job_env: tuple[tuple[str, str], ...] = ()   # extra environment of the Locust Job
+    # The Job's environment variable that gets the measured pods' addresses (comma-separated), in
+    # place of job_env's Service: the scenario spreads its connections over them in turn. Through
+    # the Service, kube-proxy chose a pod at random per connection: 10 and 21 devices at N = 2.
+    pod_hosts_env: str | None = None
     local: bool = True             # the local-process mode can run it
 
 
@@ -65,8 +69,8 @@ SCENARIOS = {
     "dispatcher": Scenario("http_senders.py", ("UnicastSender",), "Aggregated",
                            "unicast sends accepted by the dispatchers (202) per second",
                            metrics_port=8080, counter="herald_dispatcher_accepted_total"),
-    # Devices connect through the connection manager's MQTT Service (kube-proxy spreads the
-    # connections over its pods); the pushes are topic sends reaching every device, fed while the
+    # Devices connect to the connection managers' pods in turn (pod_hosts_env), so each pod holds
+    # as many as the next; the pushes are topic sends reaching every device, fed while the
     # backlog allows. Unicast sends as fast as answered (the first try) measured nothing: the one
     # gateway and dispatcher ahead of the connection managers fell behind, and every push waited
     # in a queue of 70,000 on a host out of cores.
@@ -76,7 +80,7 @@ SCENARIOS = {
         "queues kept fed by topic sends to every device",
         metrics_port=8082, counter="herald_cm_delivered_total", gauge="herald_cm_connections",
         job_env=(("HERALD_MQTT_HOST", "herald-connection-manager-mqtt"), ("HERALD_MQTT_PORT", "1883")),
-        local=False),
+        pod_hosts_env="HERALD_MQTT_HOST", local=False),
 }
 
 
