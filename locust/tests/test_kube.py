@@ -503,23 +503,26 @@ def _series(name: str, kind: str, per_s: list[float], step: float = 10.0) -> lis
 
 
 def test_unit_windows_are_the_pods_cpu_per_unit_of_work_and_settle_when_two_in_a_row_agree():
-    # 100 accepts/s throughout; the pod's CPU falls from 0.3 to 0.12 cores, then stays.
-    cpu = [0.3e9] * 6 + [0.2e9] * 6 + [0.12e9] * 12
-    rows = _series("pod/d-1", "cpu_ns", cpu) + _series("pod/d-1", "counter", [100.0] * 24) \
-        + _series("pod/other", "cpu_ns", [1e9] * 24)           # not a measured pod
+    # 100 accepts/s throughout; the pod's CPU falls from 0.3 to 0.12 cores (two windows alike on the
+    # way down), then stays.
+    cpu = [0.3e9] * 6 + [0.2e9] * 6 + [0.19e9] * 6 + [0.12e9] * 18
+    rows = _series("pod/d-1", "cpu_ns", cpu) + _series("pod/d-1", "counter", [100.0] * 36) \
+        + _series("pod/other", "cpu_ns", [1e9] * 36)           # not a measured pod
 
     windows = unit_windows(rows, ["d-1"], 60.0, 0.0)
 
-    assert [w["cpu_us_per_unit"] for w in windows] == [3000.0, 2000.0, 1200.0, 1200.0]
-    assert [w["units_per_s"] for w in windows] == [100.0] * 4
-    assert [settled(windows[:k]) for k in range(1, 5)] == [False, False, False, True]
+    assert [w["cpu_us_per_unit"] for w in windows] == [3000.0, 2000.0, 1900.0, 1200.0, 1200.0, 1200.0]
+    assert [w["units_per_s"] for w in windows] == [100.0] * 6
+    # Three windows in a row within 10 % of the least: two alike (2,000 and 1,900) are not enough.
+    assert [settled(windows[:k]) for k in range(1, 7)] == [False, False, False, False, False, True]
     # The ramp is in no window, and only complete windows count.
-    assert [w["from_s"] for w in unit_windows(rows, ["d-1"], 60.0, 30.0)] == [30.0, 90.0, 150.0]
+    assert [w["from_s"] for w in unit_windows(rows, ["d-1"], 60.0, 30.0)] == [30.0, 90.0, 150.0, 210.0, 270.0]
 
 
 def test_without_the_pods_own_counter_a_window_counts_the_sandboxs_deliveries():
     rows = _series("pod/gw-1", "cpu_ns", [0.05e9] * 12) + _series("sandbox", "sandbox_accepted", [500.0] * 12)
     assert [w["cpu_us_per_unit"] for w in unit_windows(rows, ["gw-1"], 60.0, 0.0)] == [100.0, 100.0]
+    assert not settled(unit_windows(rows, ["gw-1"], 60.0, 0.0))       # two windows only
     idle = _series("pod/gw-1", "cpu_ns", [0.05e9] * 12)
     assert unit_windows(idle, ["gw-1"], 60.0, 0.0)[0]["cpu_us_per_unit"] is None
     assert not settled(unit_windows(idle, ["gw-1"], 60.0, 0.0))
@@ -546,10 +549,10 @@ def test_a_settling_job_at_the_measured_limit_runs_until_the_cost_per_unit_is_st
     # Resized before it settles, and the settling Job gone (ended early: steady) before the measured one.
     assert resize < jobs[0][0] < deleted < jobs[1][0]
     settle = json.loads((tmp_path / "run" / "settle.json").read_text())
-    assert settle["steady"] and len(settle["windows"]) >= 2
+    assert settle["steady"] and len(settle["windows"]) >= 3
     assert settle["cpu_limits"] == {"gw-1": "50m"}
     # Per sample the fake pod uses 0.1 core-seconds and the sandbox counts 100 deliveries: 1,000 µs each.
-    assert [w["cpu_us_per_unit"] for w in settle["windows"][-2:]] == [1000.0, 1000.0]
+    assert [w["cpu_us_per_unit"] for w in settle["windows"][-3:]] == [1000.0, 1000.0, 1000.0]
     assert settle["seconds"] < 280          # ended when steady, not when the Job did
     meta = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())
     assert meta["settled"]["steady"] and meta["settled"]["job"] == jobs[0][1]

@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
                            "(cold JVMs under a small CPU limit)")
     kube.add_argument("--settle-run", type=float, default=0.0, metavar="MAX_SECONDS",
                       help="after the warm-up (and the resize to --cpu-limit), a discarded Locust Job at "
-                           "the first N until the pods' CPU per unit of work agrees within 10 %% over two "
+                           "the first N until the pods' CPU per unit of work agrees within 10 %% over three "
                            "60 s windows in a row, or MAX_SECONDS (settle.json in the run folder)")
     kube.add_argument("--jvm-options", default=None, metavar="OPTIONS",
                       help="appended to the measured pods' JAVA_TOOL_OPTIONS for the run, e.g. "
