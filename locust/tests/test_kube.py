@@ -37,7 +37,9 @@ if os.environ.get("FAKE_COUNT_PER_SAMPLE"):
     tick = int(open(STEPS).read()) if os.path.exists(STEPS) else 0
     if "--raw" in args and args[args.index("--raw") + 1].endswith("/stats/summary"):
         tick += 1
-        open(STEPS, "w").write(str(tick))
+        # Replaced, not rewritten in place: the Job's poll may read it at the same moment.
+        open(STEPS + ".new", "w").write(str(tick))
+        os.replace(STEPS + ".new", STEPS)
 # A pod's CPU limit: "1" until a resize in place (kubectl patch pod/...) sets another, which the
 # kubelet's status then reports at once.
 RESIZED = {str(tmp_path / "resized")!r}
@@ -557,3 +559,18 @@ def test_a_settling_job_at_the_measured_limit_runs_until_the_cost_per_unit_is_st
     meta = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())
     assert meta["settled"]["steady"] and meta["settled"]["job"] == jobs[0][1]
     assert any(line.startswith("settling: steady after") for line in lines)
+
+
+def test_every_n_records_the_revision_the_run_started_with(tmp_path, monkeypatch):
+    # A commit made during a long run must not show in the meta.json of the N measured after it: the
+    # runner process still runs the code it loaded.
+    kubectl, _ = fake_kubectl(tmp_path)
+    revisions = iter(["aaa111", "bbb222", "ccc333"])
+    monkeypatch.setattr("herald_load.kube.git_revision", lambda _root: next(revisions))
+
+    run_kubernetes(tmp_path / "run", [2, 1], ScaleOutSettings(duration_s=1), target(kubectl),
+                   say=lambda _line: None)
+
+    recorded = [json.loads((tmp_path / "run" / f"n={n}" / "meta.json").read_text())["git_revision"]
+                for n in (2, 1)]
+    assert recorded == ["aaa111", "aaa111"]

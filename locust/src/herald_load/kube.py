@@ -589,14 +589,17 @@ def run_kubernetes(run_dir: Path, replicas: list[int], settings: ScaleOutSetting
         # A change rolls the pods: let that finish first, or old and new pods start side by side.
         _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
     context = _kubectl(target, "config", "current-context").strip()
+    # The code this process loaded: read once, at the start, so that a commit made during a long run
+    # does not show in the meta.json of the N measured after it.
+    revision = git_revision(repository_root())
     settings_record = {k: (list(v) if isinstance(v, tuple) else v)
                        for k, v in asdict(settings).items() if k not in LOCAL_ONLY}
     try:
         if target.warm_up_run_s:
             _warm_up(target, settings, configmap, todo[0], say)
         settle = _settle(run_dir, target, settings, configmap, todo[0], say) if target.settle_max_s else None
-        return _measure_each(run_dir, todo, settings, target, configmap, context, settings_record, say,
-                             settle)
+        return _measure_each(run_dir, todo, settings, target, configmap, context, revision,
+                             settings_record, say, settle)
     finally:
         _restore(target, original, say)
 
@@ -735,7 +738,7 @@ def _settle(run_dir: Path, target: KubeTarget, settings: ScaleOutSettings, confi
 
 
 def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, target: KubeTarget,
-                  configmap: str, context: str, settings_record: dict,
+                  configmap: str, context: str, revision: str | None, settings_record: dict,
                   say: Callable[[str], None], settle: dict | None = None) -> list[int]:
     """``settle``: what _settle found before the first N (its summary goes into each meta.json)."""
     scenario = SCENARIOS[settings.service]
@@ -808,7 +811,7 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
             "service": settings.service, "measured": scenario.what,
             "throughput_row": scenario.throughput_row, "users": settings.users(n),
             "settings": settings_record,
-            "git_revision": git_revision(repository_root()),
+            "git_revision": revision,
             "machine": {"mode": "kubernetes", "context": context, "namespace": target.namespace,
                         "nodes": nodes, "cpus": os.cpu_count(),
                         "node_cpu_capacity": _node_cpus(target, nodes),
