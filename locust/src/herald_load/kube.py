@@ -471,13 +471,13 @@ def _selector(deployment: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in deployment["spec"]["selector"]["matchLabels"].items())
 
 
-def _ready_pods(target: KubeTarget) -> list[dict]:
-    """The Deployment's running pods not being deleted, after its rollout (at the replicas set)."""
+def _ready_pods(target: KubeTarget) -> tuple[dict, list[dict]]:
+    """The Deployment, and its running pods not being deleted, after its rollout (at the replicas set)."""
     _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
     deployment = json.loads(_kubectl(target, "get", f"deployment/{target.deployment}", "-o", "json"))
     pods = json.loads(_kubectl(target, "get", "pods", "-l", _selector(deployment),
                                "--field-selector=status.phase=Running", "-o", "json"))["items"]
-    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    return deployment, [p for p in pods if not p["metadata"].get("deletionTimestamp")]
 
 
 def _job_addresses(settings: ScaleOutSettings, target: KubeTarget, pods: list[dict]) -> dict:
@@ -676,7 +676,7 @@ def _warm_up(target: KubeTarget, settings: ScaleOutSettings, configmap: str, n: 
     seconds = int(target.warm_up_run_s)
     say(f"warm-up: deployment/{target.deployment} at {n}, a {seconds} s Locust Job (discarded)")
     _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
-    pods = _ready_pods(target)
+    _, pods = _ready_pods(target)
     job = f"herald-load-{settings.service}-warm-up-{int(time.time())}"
     _kubectl(target, "apply", "-f", "-", stdin=json.dumps(
         job_manifest(job, configmap, target, replace(settings, duration_s=seconds), n,
@@ -700,7 +700,7 @@ def _settle(run_dir: Path, target: KubeTarget, settings: ScaleOutSettings, confi
     scenario = SCENARIOS[settings.service]
     max_s = int(target.settle_max_s)
     _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
-    pods = _ready_pods(target)
+    _, pods = _ready_pods(target)
     cpu_limits = _lower_in_place(target, pods, say) if target.warm_up_cpu_limit else None
     names = [p["metadata"]["name"] for p in pods]
     empty_queues(target, say)
@@ -750,8 +750,7 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
         folder.mkdir(parents=True)
         say(f"N = {n} ({index + 1} of {len(todo)}): scaling deployment/{target.deployment} to {n}")
         _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
-        ready = _ready_pods(target)
-        deployment = json.loads(_kubectl(target, "get", f"deployment/{target.deployment}", "-o", "json"))
+        deployment, ready = _ready_pods(target)
         cpu_limits = _lower_in_place(target, ready, say) if target.warm_up_cpu_limit else None
         empty_queues(target, say)
         if scenario.counter is None:        # the sandbox's count is the measurement
