@@ -7,7 +7,9 @@ from the registration answer; SUBSCRIBE QoS 1 to apps/<app>/devices/<device>. pa
 the PUBACK when the message callback returns (that is the device's receipt). For every push the
 device fires a request event, type MQTT, name "delivery (accept to device)", with response time
 = now - acceptedAt (epoch millis the dispatcher put in the payload). Connect and subscribe are
-entries of their own ("connect", "subscribe"), so refused connections show as failures. A
+entries of their own ("connect", "subscribe"), so refused connections show as failures; a first
+connect refused as "Server unavailable" (or unanswered) is tried again, up to
+HERALD_MQTT_CONNECT_ATTEMPTS times (default 5), with a jittered back-off of 1, 2, 4, 8 s. A
 connection that drops is a failed "disconnect" (with paho's reason); paho reconnects on its own and
 the device subscribes again (a clean session keeps no subscription), as "reconnect". Only
 subscribed devices count towards the feeder's backlog.
@@ -57,6 +59,9 @@ SEND_WAIT = float(os.environ.get("HERALD_MQTT_SEND_WAIT", "0.5"))
 BACKLOG = int(os.environ.get("HERALD_LOAD_BACKLOG", "5000"))
 BACKLOG_PER_DEVICE = int(os.environ.get("HERALD_MQTT_BACKLOG_PER_DEVICE", "20"))
 STALL_S = float(os.environ.get("HERALD_MQTT_STALL_S", "10"))
+CONNECT_ATTEMPTS = int(os.environ.get("HERALD_MQTT_CONNECT_ATTEMPTS", "5"))
+# The CONNACK codes of a server that may take the device a moment later (MQTT 3.1.1 code 3).
+_BUSY = ("Server unavailable",)
 DELIVERY = "delivery (accept to device)"
 _devices = {"next": None, "lock": threading.Lock()}
 # Devices subscribed now, and pushes received by them: the topic feeder's view of its backlog.
@@ -141,21 +146,7 @@ class MqttDevice(User):
         client.on_subscribe = on_subscribe
         client.on_message = on_message
         client.on_disconnect = on_disconnect
-        started = time.perf_counter()
-        try:
-            client.connect(self.mqtt_host, MQTT_PORT, keepalive=60)
-            client.loop_start()
-            if not connected.wait(10):
-                raise TimeoutError("no CONNACK within 10 s")
-            if outcome["reason"].is_failure:
-                raise ConnectionRefusedError(f"CONNACK {outcome['reason']}")
-        except Exception as error:  # noqa: BLE001 (reported as a failed connect)
-            fire(request_type="MQTT", name="connect", response_time=(time.perf_counter() - started) * 1000,
-                 response_length=0, exception=error, context={})
-            client.loop_stop()
-            raise
-        fire(request_type="MQTT", name="connect", response_time=(time.perf_counter() - started) * 1000,
-             response_length=0, exception=None, context={})
+        self._connect_first(client, connected, outcome)
         started = time.perf_counter()
         result, _mid = client.subscribe(self.device["topic"], qos=1)
         error = None if result == mqtt.MQTT_ERR_SUCCESS else RuntimeError(mqtt.error_string(result))
@@ -168,6 +159,37 @@ class MqttDevice(User):
         self.client = client
         self.live = False
         self._set_live(error is None)
+
+    def _connect_first(self, client, connected, outcome):
+        """The first CONNECT, tried again after a refusal that a busy server gives ("Server
+        unavailable", no CONNACK in time, a refused socket): a connection manager answers so when its
+        session store is slow, as under a small CPU limit while many devices connect at once. Each
+        try is a "connect" entry; a refusal for bad credentials or the last try's failure ends it."""
+        fire = self.environment.events.request.fire
+        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+            connected.clear()
+            started, refused = time.perf_counter(), None
+            try:
+                client.connect(self.mqtt_host, MQTT_PORT, keepalive=60)
+                client.loop_start()
+                if not connected.wait(10):
+                    raise TimeoutError("no CONNACK within 10 s")
+                if outcome["reason"].is_failure:
+                    refused = outcome["reason"]
+                    raise ConnectionRefusedError(f"CONNACK {refused}")
+            except Exception as error:  # noqa: BLE001 (reported as a failed connect)
+                fire(request_type="MQTT", name="connect", response_time=(time.perf_counter() - started) * 1000,
+                     response_length=0, exception=error, context={})
+                client.loop_stop()
+                busy = refused is None or any(refused == name for name in _BUSY)
+                if attempt == CONNECT_ATTEMPTS or not busy:
+                    raise
+                # Jittered back-off, so that the devices refused together do not all come back together.
+                gevent.sleep(min(2 ** (attempt - 1), 16) * random.uniform(0.5, 1.0))
+                continue
+            fire(request_type="MQTT", name="connect", response_time=(time.perf_counter() - started) * 1000,
+                 response_length=0, exception=None, context={})
+            return
 
     def _set_live(self, live):
         """Counts the device in the feeder's fleet while it is subscribed, once."""

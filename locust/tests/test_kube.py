@@ -521,6 +521,20 @@ def test_unit_windows_are_the_pods_cpu_per_unit_of_work_and_settle_when_two_in_a
     assert [w["from_s"] for w in unit_windows(rows, ["d-1"], 60.0, 30.0)] == [30.0, 90.0, 150.0, 210.0, 270.0]
 
 
+def test_a_pod_whose_compilers_are_busy_has_not_settled_however_steady_its_cost():
+    # Cost steady at 1,000 µs per accept throughout; the compilers busy 30 % of the first three
+    # windows (300 ms per s), then 5 %.
+    rows = _series("pod/d-1", "cpu_ns", [0.1e9] * 36) + _series("pod/d-1", "counter", [100.0] * 36) \
+        + _series("pod/d-1", "jit_ms", [300.0] * 18 + [50.0] * 18) \
+        + _series("pod/other", "jit_ms", [1000.0] * 36)          # not a measured pod
+
+    windows = unit_windows(rows, ["d-1"], 60.0, 0.0)
+
+    assert [w["cpu_us_per_unit"] for w in windows] == [1000.0] * 6
+    assert [w["jit_pct"] for w in windows] == [30.0, 30.0, 30.0, 5.0, 5.0, 5.0]
+    assert [settled(windows[:k]) for k in range(1, 7)] == [False, False, False, False, False, True]
+
+
 def test_without_the_pods_own_counter_a_window_counts_the_sandboxs_deliveries():
     rows = _series("pod/gw-1", "cpu_ns", [0.05e9] * 12) + _series("sandbox", "sandbox_accepted", [500.0] * 12)
     assert [w["cpu_us_per_unit"] for w in unit_windows(rows, ["gw-1"], 60.0, 0.0)] == [100.0, 100.0]

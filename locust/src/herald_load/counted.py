@@ -38,14 +38,10 @@ import numpy as np
 
 from herald_capacity.analysis import UNSTEADY_DRIFT
 
-from .kube import counter_rates, cpu_cores
+from .kube import JIT_BUSY_PCT, cpu_cores, jit_pct
 from .scaleout import SCENARIOS
 
 __all__ = ["counted_point", "counted_points", "main"]
-
-# A pod whose compilers were busy for more than this share of the window was not warm yet.
-JIT_BUSY_PCT = 10.0
-
 
 Row = tuple[float, str, str, float]          # resources.csv: t_s, kind, name, value
 
@@ -74,12 +70,6 @@ def _pods_cores(rows: list[Row], pods: list[str]) -> float | None:
     """Cores the measured pods used in the window (each pod's own first and last sample in it)."""
     rates = cpu_cores(_of_pods(rows, pods))
     return sum(rates.values()) if rates else None
-
-
-def _jit_pct(rows: list[Row], pods: list[str]) -> float | None:
-    """Percent of the window the pods' JIT compilers were compiling, mean per pod (None: not sampled)."""
-    ms_per_s = counter_rates(_of_pods(rows, pods), "jit_ms")
-    return sum(ms_per_s.values()) / len(ms_per_s) / 1000 * 100 if ms_per_s else None
 
 
 def counted_point(folder: Path, start_s: float | None = None, end_s: float | None = None) -> dict:
@@ -111,7 +101,7 @@ def counted_point(folder: Path, start_s: float | None = None, end_s: float | Non
     first = (v[middle] - v[0]) / (t[middle] - t[0])
     second = (v[-1] - v[middle]) / (t[-1] - t[middle])
     cores = _pods_cores(rows, meta.get("pods", []))
-    jit = _jit_pct(rows, meta.get("pods", []))
+    jit = jit_pct(rows, meta.get("pods", []))
     return {"n": meta["n"], "throughput": round(float(whole), 1), "spread": round(float(q3 - q1), 1),
             "drift_pct": round(float((second - first) / whole * 100), 1) if whole else None,
             "samples": len(series), "source": source,

@@ -54,7 +54,7 @@ from .servers import SEND_QUEUES
 from .scaleout import SCENARIOS, SCENARIO_DIR, Scenario, ScaleOutSettings, still_to_measure, write_meta
 
 __all__ = ["KubeTarget", "LABELS", "job_manifest", "configmap_manifest", "split_csv_log", "run_kubernetes",
-           "plateau_resources", "unit_windows", "settled"]
+           "plateau_resources", "unit_windows", "settled", "jit_pct", "JIT_BUSY_PCT"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 BEGIN, END = "=== herald-csv-begin ", "=== herald-csv-end"
@@ -385,13 +385,21 @@ SETTLE_TOLERANCE = 0.10
 # 1 % (6.2 ms per accept) while the cost was still falling, to 4.1 ms in the plateau measured next
 # and 1.9 ms a quarter of an hour later.
 SETTLE_WINDOWS = 3
+# And a JVM whose compilers are busy is not settled, whatever its cost says: in
+# dispatcher-k8s-20261128f the settle run's last three windows agreed at about 2.0 ms per accept, and
+# the next Job's plateau, with the pods' compilers busy 31 % of it, cost 2.3 ms. Over that settle
+# run the accepts per second rose and fell against the compilers' share, window by window (77 % busy
+# at 53/s, 6 % at 218/s). Above this share of a window (mean per pod, wall time of the compiler
+# threads from jvm_compilation_time_ms_total) a pod is still warming up.
+JIT_BUSY_PCT = 10.0
 
 
 def unit_windows(rows: list[tuple[float, str, str, float]], pods: list[str], window_s: float,
                  skip_s: float) -> list[dict]:
     """Consecutive complete windows of ``window_s`` from ``skip_s`` on: per window the units of work
     per second (the pods' own counter where sampled, else the provider sandbox's deliveries) and
-    the µs of the pods' CPU per unit."""
+    the µs of the pods' CPU per unit, and the share of the window their JIT compilers were busy
+    (``jit_pct``, mean per pod; None where not sampled)."""
     names = {f"pod/{pod}" for pod in pods}
     last = max((r[0] for r in rows), default=0.0)
     windows, start = [], skip_s
@@ -400,18 +408,31 @@ def unit_windows(rows: list[tuple[float, str, str, float]], pods: list[str], win
         own = counter_rates([r for r in window if r[2] in names], "counter")
         units = sum(own.values()) if own else sum(counter_rates(window, "sandbox_accepted").values())
         cores = sum(v for name, v in cpu_cores(window).items() if name in names)
+        jit = jit_pct(window, pods)
         windows.append({"from_s": round(start, 1), "to_s": round(start + window_s, 1),
                         "units_per_s": round(units, 1), "pods_cores": round(cores, 3),
-                        "cpu_us_per_unit": round(cores * 1e6 / units, 1) if units > 0 else None})
+                        "cpu_us_per_unit": round(cores * 1e6 / units, 1) if units > 0 else None,
+                        "jit_pct": round(jit, 1) if jit is not None else None})
         start += window_s
     return windows
 
 
+def jit_pct(rows: list[tuple[float, str, str, float]], pods: list[str]) -> float | None:
+    """Percent of the rows' span the pods' JIT compilers were compiling, mean per pod (None: not
+    sampled)."""
+    names = {f"pod/{pod}" for pod in pods}
+    ms_per_s = counter_rates([r for r in rows if r[2] in names], "jit_ms")
+    return sum(ms_per_s.values()) / len(ms_per_s) / 1000 * 100 if ms_per_s else None
+
+
 def settled(windows: list[dict], tolerance: float = SETTLE_TOLERANCE) -> bool:
     """Whether the last SETTLE_WINDOWS windows' CPU per unit agree within ``tolerance`` of the
-    least of them."""
-    costs = [w["cpu_us_per_unit"] for w in windows[-SETTLE_WINDOWS:]]
+    least of them, with the pods' compilers busy for at most JIT_BUSY_PCT of each (where sampled)."""
+    last = windows[-SETTLE_WINDOWS:]
+    costs = [w["cpu_us_per_unit"] for w in last]
     if len(costs) < SETTLE_WINDOWS or None in costs:
+        return False
+    if any((w.get("jit_pct") or 0.0) > JIT_BUSY_PCT for w in last):
         return False
     return max(costs) - min(costs) <= tolerance * min(costs)
 
@@ -693,8 +714,9 @@ def _settle(run_dir: Path, target: KubeTarget, settings: ScaleOutSettings, confi
             say: Callable[[str], None]) -> dict:
     """A discarded Locust Job at N = ``n``, with the pods already at the measured CPU limit (resized
     in place first when they warmed up at a larger one), that ends as soon as the pods' CPU per unit
-    of work agrees within SETTLE_TOLERANCE over SETTLE_WINDOWS target.settle_window_s windows in a row (after the
-    Job's first target.warmup_s, its ramp), or after target.settle_max_s. Its windows go to
+    of work agrees within SETTLE_TOLERANCE over SETTLE_WINDOWS target.settle_window_s windows in a row, with
+    their compilers busy at most JIT_BUSY_PCT of each (after the Job's first target.warmup_s, its ramp),
+    or after target.settle_max_s. Its windows go to
     ``settle.json`` in the run folder, its samples to ``settle-resources.csv``; the summary returned
     goes into each N's meta.json."""
     scenario = SCENARIOS[settings.service]
@@ -709,7 +731,7 @@ def _settle(run_dir: Path, target: KubeTarget, settings: ScaleOutSettings, confi
     run_dir.mkdir(parents=True, exist_ok=True)
     say(f"settling: {len(pods)} pod(s) at N = {n}, a discarded Locust Job until their CPU per unit "
         f"agrees within {SETTLE_TOLERANCE:.0%} over {SETTLE_WINDOWS} {target.settle_window_s:.0f} s windows in a row "
-        f"(at most {max_s} s)")
+        f"with their JIT busy at most {JIT_BUSY_PCT:.0f} % of each (at most {max_s} s)")
     _kubectl(target, "apply", "-f", "-", stdin=json.dumps(
         job_manifest(job, configmap, target, replace(settings, duration_s=max_s + int(target.warmup_s)), n,
                      **_job_addresses(settings, target, pods))))
@@ -721,7 +743,7 @@ def _settle(run_dir: Path, target: KubeTarget, settings: ScaleOutSettings, confi
             for window in found[len(windows):]:
                 say(f"    settling: {window['from_s']:.0f}-{window['to_s']:.0f} s, "
                     f"{window['units_per_s']:.0f} units/s, {window['pods_cores']:.3f} cores, "
-                    f"{window['cpu_us_per_unit']} µs per unit")
+                    f"{window['cpu_us_per_unit']} µs per unit, JIT busy {window['jit_pct']} %")
             windows, steady = found, settled(found)
             elapsed = time.monotonic() - sampler.started
             if _job_state(target, job) is not None or elapsed > max_s + target.warmup_s + 60:
