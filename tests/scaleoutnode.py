@@ -52,6 +52,8 @@ RABBITMQ_MEMORY = ("rabbitmq.resources.requests.memory=1536Mi", "rabbitmq.resour
 # was restarted mid warm-up; the gateways dead-lettered what they could not deliver meanwhile, and the
 # warm-up's feeder, counting those as outstanding, stopped sending. As the runner does for the
 # measured pods (herald_load.kube's SLOW_PROBE): 10 s per probe and 12 misses before the kubelet acts.
+# Repeated, not imported: this venv has herald_load without Locust's libraries, which herald_load.kube
+# needs (through herald_load.scaleout).
 SUPPORT_PROBE = {"timeoutSeconds": 10, "failureThreshold": 12}
 
 
