@@ -66,7 +66,8 @@ elif "--raw" in args:
     elif path.endswith("/actuator/prometheus"):
         print('herald_dispatcher_accepted_total{{kind="devices",priority="normal"}} ' + str(int(tick * 40)))
         print('herald_dispatcher_accepted_total{{kind="topic",priority="normal"}} ' + str(int(tick * 10)))
-        print('jvm_compilation_time_ms_total{{compiler="HotSpot 64-Bit Tiered Compilers"}} ' + str(int(tick * 200)))
+        jit_ms = float(os.environ.get("FAKE_JIT_MS_PER_TICK", "200"))
+        print('jvm_compilation_time_ms_total{{compiler="HotSpot 64-Bit Tiered Compilers"}} ' + str(int(tick * jit_ms)))
     elif path.endswith("/metrics"):
         print('rabbitmq_queue_messages{{vhost="/",queue="herald.send.normal"}} 42')
         print('rabbitmq_alarms_memory_used_watermark ' + ALARM)
@@ -549,6 +550,7 @@ def test_a_settling_job_at_the_measured_limit_runs_until_the_cost_per_unit_is_st
     monkeypatch.setenv("FAKE_JOB_DONE_AT", str(time.time() + 300))   # it would run 5 minutes
     monkeypatch.setenv("FAKE_JOB_WAITING", "-settle-")
     monkeypatch.setenv("FAKE_COUNT_PER_SAMPLE", "1")
+    monkeypatch.setenv("FAKE_JIT_MS_PER_TICK", "1")        # compilers nearly idle: the JIT rule holds
     lines = []
 
     run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(duration_s=1),
@@ -569,6 +571,7 @@ def test_a_settling_job_at_the_measured_limit_runs_until_the_cost_per_unit_is_st
     assert settle["cpu_limits"] == {"gw-1": "50m"}
     # Per sample the fake pod uses 0.1 core-seconds and the sandbox counts 100 deliveries: 1,000 µs each.
     assert [w["cpu_us_per_unit"] for w in settle["windows"][-3:]] == [1000.0, 1000.0, 1000.0]
+    assert all(0 < w["jit_pct"] <= 10 for w in settle["windows"][-3:])       # sampled, and quiet
     assert settle["seconds"] < 280          # ended when steady, not when the Job did
     meta = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())
     assert meta["settled"]["steady"] and meta["settled"]["job"] == jobs[0][1]

@@ -690,6 +690,17 @@ def _restore(target: KubeTarget, original: dict, say: Callable[[str], None]) -> 
     _kubectl(target, "rollout", "status", f"deployment/{target.deployment}", "--timeout=600s")
 
 
+def _start_job(target: KubeTarget, settings: ScaleOutSettings, configmap: str, kind: str, n: int,
+               pods: list[dict], duration_s: int | None = None) -> str:
+    """Applies a Locust Job of ``kind`` (warm-up, settle, nN) at N = ``n`` against ``pods``, for
+    ``duration_s`` (default: the run's); its name."""
+    job = f"herald-load-{settings.service}-{kind}-{int(time.time())}"
+    run = settings if duration_s is None else replace(settings, duration_s=duration_s)
+    _kubectl(target, "apply", "-f", "-", stdin=json.dumps(
+        job_manifest(job, configmap, target, run, n, **_job_addresses(settings, target, pods))))
+    return job
+
+
 def _warm_up(target: KubeTarget, settings: ScaleOutSettings, configmap: str, n: int,
               say: Callable[[str], None]) -> None:
     """A Locust Job at the first N whose figures are thrown away: JVMs started cold under a small
@@ -698,10 +709,7 @@ def _warm_up(target: KubeTarget, settings: ScaleOutSettings, configmap: str, n: 
     say(f"warm-up: deployment/{target.deployment} at {n}, a {seconds} s Locust Job (discarded)")
     _kubectl(target, "scale", f"deployment/{target.deployment}", f"--replicas={n}")
     _, pods = _ready_pods(target)
-    job = f"herald-load-{settings.service}-warm-up-{int(time.time())}"
-    _kubectl(target, "apply", "-f", "-", stdin=json.dumps(
-        job_manifest(job, configmap, target, replace(settings, duration_s=seconds), n,
-                     **_job_addresses(settings, target, pods))))
+    job = _start_job(target, settings, configmap, "warm-up", n, pods, seconds)
     deadline = time.monotonic() + seconds + 600
     while _job_state(target, job) is None:
         if time.monotonic() > deadline:
@@ -727,14 +735,11 @@ def _settle(run_dir: Path, target: KubeTarget, settings: ScaleOutSettings, confi
     names = [p["metadata"]["name"] for p in pods]
     empty_queues(target, say)
     _, nodes = _components(target)
-    job = f"herald-load-{settings.service}-settle-{int(time.time())}"
     run_dir.mkdir(parents=True, exist_ok=True)
     say(f"settling: {len(pods)} pod(s) at N = {n}, a discarded Locust Job until their CPU per unit "
         f"agrees within {SETTLE_TOLERANCE:.0%} over {SETTLE_WINDOWS} {target.settle_window_s:.0f} s windows in a row "
         f"with their JIT busy at most {JIT_BUSY_PCT:.0f} % of each (at most {max_s} s)")
-    _kubectl(target, "apply", "-f", "-", stdin=json.dumps(
-        job_manifest(job, configmap, target, replace(settings, duration_s=max_s + int(target.warmup_s)), n,
-                     **_job_addresses(settings, target, pods))))
+    job = _start_job(target, settings, configmap, "settle", n, pods, max_s + int(target.warmup_s))
     windows, steady = [], False
     with ClusterSampler(target, nodes, scenario, names) as sampler:
         while not steady:
@@ -779,13 +784,10 @@ def _measure_each(run_dir: Path, todo: list[int], settings: ScaleOutSettings, ta
             reset_sandbox(target, say)
         components, nodes = _components(target)
         restarts_before = _restarts(target)
-        job = f"herald-load-{settings.service}-n{n}-{int(time.time())}"
         started_at, load_before = _now(), _loadavg()
+        job = _start_job(target, settings, configmap, f"n{n}", n, ready)
         say(f"N = {n}: {len(ready)} pod(s) ready; Locust Job {job} for {settings.duration_s} s "
             f"(load average {load_before})")
-        _kubectl(target, "apply", "-f", "-",
-                 stdin=json.dumps(job_manifest(job, configmap, target, settings, n,
-                                               **_job_addresses(settings, target, ready))))
         deadline = time.monotonic() + settings.duration_s + 600
         with ClusterSampler(target, nodes, scenario, [p["metadata"]["name"] for p in ready]) as sampler:
             state = None
