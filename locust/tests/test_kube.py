@@ -231,6 +231,17 @@ def test_plateau_resources_are_rates_over_the_window_only():
     assert resources["queues"]["q"] == {"mean": 12.5, "max": 20.0}
 
 
+def test_a_pod_read_once_in_the_window_gets_its_cpu_from_the_reads_either_side():
+    # gw-2's counter was refreshed at -2, 9, 25 and 42 s (a busy kubelet): once in 10-40 s.
+    rows = [(t, "cpu_ns", "pod/gw-1", t * 0.5e9) for t in range(0, 46, 5)]
+    rows += [(t, "cpu_ns", "pod/gw-2", (t + 2) * 0.4e9) for t in (-2.0, 9.0, 25.0, 42.0)]
+
+    resources = plateau_resources(rows, 10, 40, {"gw-1": "gateway", "gw-2": "gateway"})
+
+    assert resources["pods_cores"] == {"gw-1": 0.5, "gw-2": 0.4}      # gw-2 over 9-42 s
+    assert resources["components_cores"] == {"gateway": 0.9}
+
+
 def test_the_seconds_of_a_plateau_under_rabbitmqs_memory_alarm_are_recorded(tmp_path, monkeypatch):
     kubectl, _calls = fake_kubectl(tmp_path)
     monkeypatch.setenv("FAKE_MEMORY_ALARM", "1")

@@ -437,13 +437,29 @@ def settled(windows: list[dict], tolerance: float = SETTLE_TOLERANCE) -> bool:
     return max(costs) - min(costs) <= tolerance * min(costs)
 
 
+def _cpu_with_edges(rows: list[tuple[float, str, str, float]], start_s: float,
+                    end_s: float) -> list[tuple[float, str, str, float]]:
+    """The CPU samples in [start_s, end_s], and for a counter read fewer than twice in there, also
+    its last read before and its first after. The kubelet refreshes a pod's counter every 10-15 s,
+    more slowly on a busy host: in a 30 s window a pod once showed one refresh (16-17 s apart), and
+    so no CPU at all."""
+    cpu = [r for r in rows if r[1] == "cpu_ns"]
+    inside = [r for r in cpu if start_s <= r[0] <= end_s]
+    found = list(inside)
+    for name in sorted({r[2] for r in cpu}):
+        if len({r[0] for r in inside if r[2] == name}) < 2:
+            found += [max(edge) for edge in [[r for r in cpu if r[2] == name and r[0] < start_s]] if edge]
+            found += [min(edge) for edge in [[r for r in cpu if r[2] == name and r[0] > end_s]] if edge]
+    return found
+
+
 def plateau_resources(rows: list[tuple[float, str, str, float]], start_s: float, end_s: float,
                       components: dict[str, str]) -> dict:
     """CPU (cores) of each pod, each component (pods grouped by ``components``: pod name ->
     component) and each node between the first and last sample in [start_s, end_s]; queue depth
     (mean and max per queue, mean of the sum); the runner host's load average (mean)."""
     window = [r for r in rows if start_s <= r[0] <= end_s]
-    cores = cpu_cores(window)
+    cores = cpu_cores(_cpu_with_edges(rows, start_s, end_s))
     by_component: dict[str, float] = {}
     for name, value in cores.items():
         if name.startswith("pod/"):
