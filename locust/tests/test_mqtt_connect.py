@@ -77,7 +77,18 @@ class ScriptedBroker:
         self.server.close()
 
 
-def _run_devices(broker: ScriptedBroker, out: Path, seconds: int) -> dict[str, dict]:
+def _run_devices(answers: list[int], out: Path, seconds: int) -> tuple[int, dict[str, dict]]:
+    """One device's Locust run against a broker answering its CONNECTs with ``answers``: how many
+    CONNECTs the broker saw, and Locust's stats rows by entry name."""
+    broker = ScriptedBroker(answers)
+    try:
+        rows = _run_locust(broker, out, seconds)
+        return broker.connects, rows
+    finally:
+        broker.close()
+
+
+def _run_locust(broker: ScriptedBroker, out: Path, seconds: int) -> dict[str, dict]:
     provisioned = {"app": "app-1", "api_key": "unused", "topics": {"devices": 1},
                    "mqtt_devices": [{"device": "d-1", "clientId": "d-1", "username": "app-1",
                                      "password": "secret", "topic": "apps/app-1/devices/d-1"}]}
@@ -98,22 +109,15 @@ def _run_devices(broker: ScriptedBroker, out: Path, seconds: int) -> dict[str, d
 
 
 def test_a_first_connect_refused_as_server_unavailable_is_tried_again_until_accepted(tmp_path):
-    broker = ScriptedBroker([CONNACK_SERVER_UNAVAILABLE, CONNACK_SERVER_UNAVAILABLE, CONNACK_ACCEPTED])
-    try:
-        rows = _run_devices(broker, tmp_path, seconds=8)
-    finally:
-        broker.close()
-    assert broker.connects == 3, rows["_stderr"]
+    connects, rows = _run_devices([CONNACK_SERVER_UNAVAILABLE, CONNACK_SERVER_UNAVAILABLE, CONNACK_ACCEPTED],
+                                  tmp_path, seconds=8)
+    assert connects == 3, rows["_stderr"]
     assert int(rows["connect"]["Request Count"]) == 3 and int(rows["connect"]["Failure Count"]) == 2
     assert int(rows["subscribe"]["Request Count"]) == 1 and int(rows["subscribe"]["Failure Count"]) == 0
 
 
 def test_a_connect_refused_for_its_credentials_is_not_tried_again(tmp_path):
-    broker = ScriptedBroker([CONNACK_NOT_AUTHORIZED, CONNACK_ACCEPTED])
-    try:
-        rows = _run_devices(broker, tmp_path, seconds=6)
-    finally:
-        broker.close()
-    assert broker.connects == 1, rows["_stderr"]
+    connects, rows = _run_devices([CONNACK_NOT_AUTHORIZED, CONNACK_ACCEPTED], tmp_path, seconds=6)
+    assert connects == 1, rows["_stderr"]
     assert int(rows["connect"]["Request Count"]) == 1 and int(rows["connect"]["Failure Count"]) == 1
     assert "subscribe" not in rows

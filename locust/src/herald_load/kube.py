@@ -448,8 +448,9 @@ def _cpu_with_edges(rows: list[tuple[float, str, str, float]], start_s: float,
     found = list(inside)
     for name in sorted({r[2] for r in cpu}):
         if len({r[0] for r in inside if r[2] == name}) < 2:
-            found += [max(edge) for edge in [[r for r in cpu if r[2] == name and r[0] < start_s]] if edge]
-            found += [min(edge) for edge in [[r for r in cpu if r[2] == name and r[0] > end_s]] if edge]
+            before = [r for r in cpu if r[2] == name and r[0] < start_s]
+            after = [r for r in cpu if r[2] == name and r[0] > end_s]
+            found += ([max(before)] if before else []) + ([min(after)] if after else [])
     return found
 
 
