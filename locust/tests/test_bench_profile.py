@@ -61,3 +61,14 @@ def test_each_page_names_the_command_that_regenerates_it():
     assert "`scripts/bench.sh accept --profile`" in render("dispatcher", parse_stacks(JFR_PRINT), "Accept",
                                                            benchmark="accept")
     assert "`scripts/bench.sh accept --profile`" in render_redis("", 1, "Accept", "accept")
+
+
+def test_the_redis_page_counts_per_unit_of_its_benchmark():
+    stats = "cmdstat_fcall:calls=2,usec=300,usec_per_call=150.00,rejected_calls=0,failed_calls=0\r\n"
+
+    page = render_redis(stats, 1000, "Bulk import", "import")
+
+    assert "| command | calls | calls per registration | µs total | µs per call | µs per registration |" in page
+    assert "| fcall | 2 | 0.002 | 300 | 150.00 | 0.30 |" in page
+    assert "`scripts/bench.sh import --profile`" in page
+    assert "calls per message" in render_redis(stats, 1, "Device receipts", "cm-delivery")

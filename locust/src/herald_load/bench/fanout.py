@@ -7,8 +7,8 @@ notification and peak RSS, with the machine's load average at the start and end 
 
 Assumes the platform runs (scripts/run-local.sh) and an app with FCM credentials exists
 (scripts/bench.sh, :mod:`herald_load.bench.run`, provisions one). Standard library only, so it runs
-on a fresh machine. Registers its devices over kept-alive connections of its own: 100,000
-registrations are the set-up's bulk.
+on a fresh machine. Registers its FCM devices with one bulk import (:mod:`herald_load.bench.imports`),
+its Web Push browsers one by one over kept-alive connections of its own.
 """
 import argparse
 import concurrent.futures
@@ -19,6 +19,8 @@ import sys
 import threading
 import time
 import urllib.request
+
+from . import imports
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -133,19 +135,24 @@ def run(argv=None, window=None):
     port = int(port)
     auth = {"Authorization": f"Bearer {a.key}"}
 
-    # 1. Register the audience (not measured).
+    # 1. Register the audience (not measured): FCM devices in one bulk import, Web Push browsers
+    # one by one (each subscribes at the sandbox's push service first).
     t = time.monotonic()
+    if a.channel == "webpush":
+        registration = webpush_registrations(host, port, a, auth)
 
-    registration = (webpush_registrations(host, port, a, auth) if a.channel == "webpush"
-                    else lambda i: {"channel": "fcm", "token": f"fanout-token-{i}", "topics": [a.topic]})
+        def register(i):
+            status, body = request(host, port, "PUT", f"/v1/apps/{a.app}/devices/fanout-{i}", registration(i), auth)
+            if status not in (200, 201):
+                raise SystemExit(f"device registration failed: {status} {body}")
 
-    def register(i):
-        status, body = request(host, port, "PUT", f"/v1/apps/{a.app}/devices/fanout-{i}", registration(i), auth)
-        if status not in (200, 201):
-            raise SystemExit(f"device registration failed: {status} {body}")
-
-    with concurrent.futures.ThreadPoolExecutor(16) as pool:
-        list(pool.map(register, range(a.count), chunksize=500))
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            list(pool.map(register, range(a.count), chunksize=500))
+    else:
+        report = imports.run_import(host, port, a.app, a.key,
+                                    imports.body_chunks(a.count, a.topic, "fanout", token_padding=0))
+        if report["imported"] != a.count:
+            raise SystemExit(f"device import failed: {report}")
     print(f"registered {a.count} devices on topic '{a.topic}' in {time.monotonic() - t:.1f} s", flush=True)
 
     urllib.request.urlopen(urllib.request.Request(f"{a.sandbox}/sandbox/reset", method="POST")).read()

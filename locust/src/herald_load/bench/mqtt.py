@@ -228,7 +228,7 @@ async def http_post(reader, writer, path, key, body):
     return int(status_line.split()[1]), closing
 
 
-async def delivery(args):
+async def delivery(args, window=None):
     ids = [f"bench-dev-{n}" for n in range(args.devices)]
     passwords = []
     for d in ids:
@@ -276,6 +276,8 @@ async def delivery(args):
                 reader, writer = await asyncio.open_connection("127.0.0.1", args.api_port)
 
     tasks = [asyncio.create_task(sender()) for _ in range(args.connections)]
+    if window:
+        window.start()
     start = time.monotonic()
     for n in range(total):
         # Open loop: message n is due at start + n / rate, whether or not earlier ones are done.
@@ -290,6 +292,8 @@ async def delivery(args):
     deadline = time.monotonic() + 60
     while len(latencies) < accepted[0] and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
+    if window:
+        window.stop()
     latencies.sort()
 
     def pct(p):
@@ -303,7 +307,9 @@ async def delivery(args):
         d.transport.close()
 
 
-def main(argv=None):
+def main(argv=None, window=None):
+    """``window`` (delivery only): an object whose ``start()`` and ``stop()`` run around the sends and
+    the wait for their receipts (a CPU reading or a profiler)."""
     parser = argparse.ArgumentParser(prog="python -m herald_load.bench.mqtt")
     parser.add_argument("mode", choices=["connections", "delivery"])
     parser.add_argument("--host", default="127.0.0.1")
@@ -323,7 +329,7 @@ def main(argv=None):
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--to", choices=["devices", "tokens"], default="devices")
     args = parser.parse_args(argv)
-    asyncio.run(connections(args) if args.mode == "connections" else delivery(args))
+    asyncio.run(connections(args) if args.mode == "connections" else delivery(args, window))
 
 
 if __name__ == "__main__":

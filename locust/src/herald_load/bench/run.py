@@ -20,8 +20,9 @@ provisions a fresh app with the sandbox's credentials, then:
   ``sendAtLocalTime`` a minute ahead; delay from the due time to the sandbox's first and last
   receipt. Target: first <= 1 s, last <= 10 s.
 - import: ``IMPORT_COUNT`` (100,000) device registrations in one streamed NDJSON bulk import
-  (:mod:`herald_load.bench.imports`), then the same import again (idempotent). Prints the time and
-  the CPU µs per registration of the dispatcher and Redis. Target: <= 5 s.
+  (:mod:`herald_load.bench.imports`): cold (the dispatcher just started), warm (other new devices),
+  then the warm one again (idempotent). Prints the time and the CPU µs per registration of the
+  dispatcher and Redis. Target: <= 5 s.
 - cm-connections: hold ``CM_CONNECTIONS`` (50,000) idle MQTT 5 connections on the connection
   manager, from source addresses 127.0.0.2.., and print its heap (after GC) and RSS per
   connection. Target: <= 20 kB per connection.
@@ -40,7 +41,9 @@ one request per notification; ``SEED_COUNT`` notifications, default 10,000) agai
 sandbox, printing Herald's warm rate as a multiple of it. ``--profile`` records the warm run with
 JFR in every JVM and Redis's command statistics and writes top-frame tables to ``docs/perf/``
 (:mod:`herald_load.bench.profile`); with ``accept`` it records the dispatcher over wrk's measured
-run (``docs/perf/accept-*.md``). ``--record`` appends the run's output, dated, with its commit
+run (``docs/perf/accept-*.md``), with ``import`` the dispatcher and Redis over the warm import
+(``docs/perf/import-*.md``), with ``cm-delivery`` the dispatcher, gateway and connection manager over the
+measured sends (``docs/perf/cm-delivery-*.md``). ``--record`` appends the run's output, dated, with its commit
 and the machine's load, to ``docs/benchmarks.md`` (earlier sections stay for comparison).
 ``BENCH_PORTS=free`` runs a platform of its own on free ports under ``.run/bench`` (stopped at the
 end) instead of the local run's fixed ports, for a machine where those are taken (fan-out only).
@@ -157,9 +160,19 @@ def _scheduled(app: str, key: str) -> None:
     print(f"  load average after: {_load_average()}")
 
 
-def _import(app: str, key: str, pids: str) -> None:
-    print(f"==> bulk import benchmark: {_env('IMPORT_COUNT', 100000)} devices", flush=True)
-    imports.main(["--app", app, "--key", key, "--count", _env("IMPORT_COUNT", 100000), "--pids", pids])
+def _import(platform, app: str, key: str, pids: dict[str, int], profiling: bool) -> None:
+    count = _env("IMPORT_COUNT", 100000)
+    print(f"==> bulk import benchmark: {count} devices", flush=True)
+    recorder = profile.Recorder(platform.java, {"dispatcher": pids["dispatcher"]}, platform.redis.port,
+                                run_dir(platform.root) / "profile-import") if profiling else None
+    if recorder:
+        print("profiling the warm import: JFR in the dispatcher, Redis commandstats", flush=True)
+    imports.main(["--app", app, "--key", key, "--count", count,
+                  "--pids", ",".join(f"{name}={pid}" for name, pid in pids.items())], recorder)
+    if recorder:
+        title = f"Bulk import of {count} devices (warm), {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+        print("\n".join(profile.write(recorder, recorder.recordings, "import", int(count), title,
+                                      platform.root / "docs" / "perf")), flush=True)
 
 
 def _cm_connections(app: str, cm_pid: int, crypto_key: str) -> None:
@@ -177,7 +190,27 @@ def _cm_connections(app: str, cm_pid: int, crypto_key: str) -> None:
     print(f"  load average after: {_load_average()}")
 
 
-def _cm_delivery(app: str, key: str) -> None:
+class _Window:
+    """CPU seconds of each process (from /proc) over a benchmark's measured window, with a profile
+    :class:`~herald_load.bench.profile.Recorder` started and stopped around it if one is given."""
+
+    def __init__(self, pids: dict[str, int], recorder=None):
+        self.pids, self.recorder = pids, recorder
+        self.before: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+
+    def start(self) -> None:
+        if self.recorder:
+            self.recorder.start()
+        self.before = {name: fanout.proc_cpu_seconds(pid) for name, pid in self.pids.items()}
+
+    def stop(self) -> None:
+        self.cpu = {name: fanout.proc_cpu_seconds(pid) - self.before[name] for name, pid in self.pids.items()}
+        if self.recorder:
+            self.recorder.stop()
+
+
+def _cm_delivery(platform, app: str, key: str, pids: dict[str, int], profiling: bool) -> None:
     rate, seconds, devices = _env("CM_RATE", 1000), _env("CM_SECONDS", 30), _env("CM_DEVICES", 1000)
     print(f"==> connection-manager delivery benchmark: {rate} messages/s for {seconds} s to "
           f"{devices} devices", flush=True)
@@ -185,7 +218,21 @@ def _cm_delivery(app: str, key: str) -> None:
               "--to", _env("CM_TO", "devices")]
     with contextlib.redirect_stdout(io.StringIO()):   # a warm-up at the same rate first (JIT)
         mqtt.main([*common, "--seconds", "10"])
-    mqtt.main([*common, "--seconds", seconds])
+    jvms = {name: pids[name] for name in ("dispatcher", "gateway", "connection-manager")}
+    recorder = profile.Recorder(platform.java, jvms, platform.redis.port,
+                                run_dir(platform.root) / "profile-cm-delivery") if profiling else None
+    if recorder:
+        print(f"profiling the measured run: JFR in {', '.join(jvms)}, Redis commandstats", flush=True)
+    window = _Window(pids, recorder)
+    mqtt.main([*common, "--seconds", seconds], window)
+    messages = int(rate) * int(seconds)
+    # CPU per message says which process the machine's two cores went to while the receipts waited.
+    print("  cpu per message: " + ", ".join(f"{name} {cpu / messages * 1e6:.0f} µs" for name, cpu in window.cpu.items())
+          + f" (total {sum(window.cpu.values()) / messages * 1e6:.0f} µs)")
+    if recorder:
+        title = f"Device receipts at {rate} messages/s, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+        print("\n".join(profile.write(recorder, recorder.recordings, "cm-delivery", messages, title,
+                                      platform.root / "docs" / "perf")), flush=True)
     print(f"  load average after: {_load_average()}")
 
 
@@ -213,12 +260,11 @@ def _accept(platform, app: str, key: str, pids: dict[str, int], profiling: bool 
                                 run_dir(platform.root) / "profile-accept") if profiling else None
     if recorder:
         print("profiling the measured run: JFR in the dispatcher, Redis commandstats", flush=True)
-        recorder.start()
-    cpu_before = {name: fanout.proc_cpu_seconds(pid) for name, pid in pids.items()}
+    window = _Window(pids, recorder)
+    window.start()
     report = _wrk(app, key, connections, seconds).splitlines()
-    cpu = {name: fanout.proc_cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
-    if recorder:
-        recorder.stop()
+    window.stop()
+    cpu = window.cpu
     first = next(i for i, line in enumerate(report) if line.strip().startswith("requests "))
     print("\n".join(report[first:]))
     requests = int(report[first].split()[1])
@@ -337,12 +383,12 @@ def _run(what: str, profiling: bool) -> int:
         if "cm-connections" in selected:
             _cm_connections(app.app, pids["connection-manager"], platform.crypto_key)
         if "cm-delivery" in selected:
-            _cm_delivery(app.app, app.api_key)
+            _cm_delivery(platform, app.app, app.api_key, pids, profiling)
         if "accept" in selected:
             _accept(platform, app.app, app.api_key,
                     {name: pids[name] for name in ("dispatcher", "redis", "rabbitmq")}, profiling)
         if "import" in selected:
-            _import(app.app, app.api_key, ",".join(f"{name}={pids[name]}" for name in ("dispatcher", "redis")))
+            _import(platform, app.app, app.api_key, {name: pids[name] for name in ("dispatcher", "redis")}, profiling)
     except PlatformError as error:
         print(f"ERROR: {error}")
         return 1

@@ -109,7 +109,7 @@ public class StoreConfiguration {
     @Bean
     MessageStatusStore messageStatusStore(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions,
                                           StoreProperties properties, ObjectProvider<Clock> clock) {
-        return new MessageStatusStore(redis, functions, properties.statusTtl(), clock(clock));
+        return new MessageStatusStore(redis, functions, properties.statusTtl(), clock(clock), properties.outcomeLinger());
     }
 
     @Bean

@@ -20,6 +20,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                      from them, until a re-encryption ({@code POST /v1/admin/credentials/re-encrypt})
  *                      rewrote every credential with the current key and devices fetched new passwords
  * @param statusTtl     how long a message's status stays readable after it was accepted
+ * @param outcomeLinger how long a message's target outcomes wait to be recorded together once one
+ *                      call for it has gone: the first outcome goes at once, later ones in groups at
+ *                      most this far apart (fewer Redis calls in a fan-out, this much later status
+ *                      and batch acknowledgement); 0 sends each group as soon as the last call returns
  * @param appCacheTtl   upper bound on how stale the local app cache may get if an invalidation is missed
  * @param mqttBoxSize   most messages kept per MQTT device waiting for its PUBACK; the oldest is dropped
  * @param tokens        when device tokens are stale and when they are removed
@@ -35,6 +39,7 @@ public record StoreProperties(
         String cryptoKey,
         @DefaultValue List<String> cryptoPreviousKeys,
         @DefaultValue("7d") Duration statusTtl,
+        @DefaultValue("5ms") Duration outcomeLinger,
         @DefaultValue("5m") Duration appCacheTtl,
         @DefaultValue("100") int mqttBoxSize,
         @DefaultValue Tokens tokens,
@@ -42,6 +47,9 @@ public record StoreProperties(
 
     public StoreProperties {
         cryptoPreviousKeys = cryptoPreviousKeys == null ? List.of() : List.copyOf(cryptoPreviousKeys);
+        if (outcomeLinger.isNegative()) {
+            throw new IllegalArgumentException("herald.outcome-linger must not be negative: " + outcomeLinger);
+        }
     }
 
     /**

@@ -37,11 +37,17 @@ public final class MessageStatusStore {
     private final OutcomeGroups outcomes;
 
     public MessageStatusStore(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Duration ttl, Clock clock) {
+        this(redis, functions, ttl, clock, Duration.ZERO);
+    }
+
+    /** {@code outcomeLinger}: see {@link dev.herald.store.StoreProperties#outcomeLinger()}. */
+    public MessageStatusStore(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Duration ttl, Clock clock,
+                              Duration outcomeLinger) {
         this.redis = redis;
         this.functions = functions;
         this.ttl = ttl;
         this.clock = clock;
-        this.outcomes = new OutcomeGroups(functions, ttl, clock);
+        this.outcomes = new OutcomeGroups(functions, ttl, clock, outcomeLinger);
     }
 
     private static String msg(String id) {

@@ -14,6 +14,8 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Records target outcomes one message at a time in groups (a group commit): a message has at most
@@ -23,6 +25,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * groups grow by themselves as the load does. Each caller's future completes when its own outcome
  * is recorded (or fails with its group), exactly as with one call per target: the gateway's
  * in-flight permit and the batch's acknowledgement still wait for it.
+ *
+ * <p>A message's first outcome goes at once (a single send's status is not held back). When a
+ * call returns and fewer outcomes than a full call are waiting, the next call waits {@code linger}
+ * first: a fan-out's outcomes arrive a few at a time, and without the wait each Redis round trip
+ * carried about three of them (0.58 function calls per notification in the 2026-11-28 fan-out
+ * profile, 41 µs of Redis CPU each notification), while a few milliseconds gather tens.
  */
 final class OutcomeGroups {
     /** The most outcomes in one call: a function runs alone in Redis, so it must stay short. */
@@ -31,12 +39,20 @@ final class OutcomeGroups {
     private final HeraldFunctions functions;
     private final Duration ttl;
     private final Clock clock;
+    private final Executor afterLinger;
     private final ConcurrentHashMap<String, Group> open = new ConcurrentHashMap<>();
 
-    OutcomeGroups(HeraldFunctions functions, Duration ttl, Clock clock) {
+    OutcomeGroups(HeraldFunctions functions, Duration ttl, Clock clock, Duration linger) {
+        this(functions, ttl, clock, linger.isZero() ? Runnable::run
+                : CompletableFuture.delayedExecutor(linger.toNanos(), TimeUnit.NANOSECONDS));
+    }
+
+    /** {@code afterLinger} runs a group's next call once the linger is over (tests run it by hand). */
+    OutcomeGroups(HeraldFunctions functions, Duration ttl, Clock clock, Executor afterLinger) {
         this.functions = functions;
         this.ttl = ttl;
         this.clock = clock;
+        this.afterLinger = afterLinger;
     }
 
     /** One target's outcome waiting to be recorded; {@code recorded} is true if it was counted now. */
@@ -88,7 +104,20 @@ final class OutcomeGroups {
                 return;
             }
         }
-        call(group.messageId, next).whenComplete((done, error) -> callNext(group));
+        call(group.messageId, next).whenComplete((done, error) -> afterCall(group));
+    }
+
+    /** A full call's worth, or nothing (the group closes), goes on at once; a few wait for more. */
+    private void afterCall(Group group) {
+        int waiting;
+        synchronized (group) {
+            waiting = group.queue.size();
+        }
+        if (waiting == 0 || waiting >= MOST_PER_CALL) {
+            callNext(group);
+        } else {
+            afterLinger.execute(() -> callNext(group));
+        }
     }
 
     private CompletableFuture<Void> call(String messageId, List<Pending> group) {

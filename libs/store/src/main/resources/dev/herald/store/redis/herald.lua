@@ -70,19 +70,57 @@ end
 -- step: the gateway sends the outcomes that finished while its previous call was on its way.
 -- KEYS msg:{id}, done:{id}. ARGV done-map TTL (s), now (ms), then five per target: target key, batch,
 -- outcome field, reason or '', '1' if the token was removed. Returns one code per target, in order.
+-- The done-map is read and written once for the whole group and the counts added once per field:
+-- a fan-out records each of its targets through here, and every command inside a function costs a
+-- few microseconds of Redis's one thread, so per-target commands would cost more than the rest.
+-- Targets are taken in order, so a target twice in the group sees its first entry (as recorded).
 local function outcome_record_all(keys, args)
-  local msg, done, codes, recorded, changed = keys[1], keys[2], {}, false, false
-  local gone = redis.call('EXISTS', msg) == 0
-  for i = 3, #args, 5 do
-    local code, counted = STATUS_GONE, false
-    if not gone then
-      code, counted = record_target(msg, done, args[i], args[i + 1], args[i + 2], args[i + 3], args[i + 4])
-    end
-    codes[#codes + 1] = code
-    recorded = recorded or code == RECORDED
-    changed = changed or counted
+  local msg, done, codes = keys[1], keys[2], {}
+  if redis.call('EXISTS', msg) == 0 then
+    for _ = 3, #args, 5 do codes[#codes + 1] = STATUS_GONE end
+    return codes
   end
-  if recorded then expire_once(done, args[1]) end
+  local targets = {}
+  for i = 3, #args, 5 do targets[#targets + 1] = args[i] end
+  if #targets == 0 then return codes end
+  local stored = redis.call('HMGET', done, unpack(targets))
+  local entries, writes, counts, changed = {}, {}, {}, false
+  for n, target in ipairs(targets) do
+    local i = 3 + (n - 1) * 5
+    local batch, field, reason = args[i + 1], args[i + 2], args[i + 3]
+    local prev = entries[target]
+    if prev == nil then prev = stored[n] end
+    local code
+    if prev then
+      if prev == batch then
+        code = ALREADY_RECORDED
+      else
+        -- The same target in another batch (see record_target): the total shrinks once per (target, batch).
+        code = DUPLICATE_TARGET
+        if redis.call('HSETNX', done, '#dup#' .. batch .. '#' .. target, '1') == 1 then
+          redis.call('HINCRBY', msg, 'total', -1)
+          changed = true
+        end
+      end
+    elseif field == 'skip' then
+      code = NOT_RECORDED
+    else
+      code = RECORDED
+      entries[target] = batch
+      writes[#writes + 1] = target
+      writes[#writes + 1] = batch
+      counts[field] = (counts[field] or 0) + 1
+      if reason ~= '' then counts['reason:' .. reason] = (counts['reason:' .. reason] or 0) + 1 end
+      if args[i + 4] == '1' then counts.tokensRemoved = (counts.tokensRemoved or 0) + 1 end
+    end
+    codes[n] = code
+  end
+  if #writes > 0 then
+    redis.call('HSET', done, unpack(writes))
+    for field, count in pairs(counts) do redis.call('HINCRBY', msg, field, count) end
+    expire_once(done, args[1])
+    changed = true
+  end
   if changed then complete_if_done(msg, args[2]) end
   return codes
 end
@@ -197,34 +235,91 @@ local function drop_token(token_prefix, channel, token, id)
   if redis.call('GET', tok) == id then redis.call('DEL', tok) end
 end
 
--- Registers or updates a device (a re-registration is the token's refresh). KEYS dev:{app}:<id>,
--- devtopics:{app}:<id>, devseen:{app} (device -> last refresh). ARGV token prefix,
--- topic prefix, device id, channel, token, updatedAt (ms), topics... Returns 1 new, 0 updated.
+-- Additions a registration leaves for the end of its call, so that a batch of devices makes one
+-- SADD per topic and one ZADD in all rather than one per device: Redis runs a bulk import one device
+-- at a time, and each command saved is paid once per device. `ids` names the devices with additions
+-- waiting; a device registered twice in one batch sends them first (see register_device).
+local function new_additions(topic_prefix, devseen)
+  return {topic_prefix = topic_prefix, devseen = devseen, members = {}, seen = {}, ids = {}}
+end
+
+local function flush_additions(adds)
+  for t, ids in pairs(adds.members) do
+    for i = 1, #ids, 1000 do redis.call('SADD', adds.topic_prefix .. t, unpack(ids, i, math.min(i + 999, #ids))) end
+  end
+  for i = 1, #adds.seen, 1000 do redis.call('ZADD', adds.devseen, unpack(adds.seen, i, math.min(i + 999, #adds.seen))) end
+  adds.members, adds.seen, adds.ids = {}, {}, {}
+end
+
+-- Moves a device's topic memberships from `had` to `topics`, on both sides (each topic's set and the
+-- device's own set), writing only the topics that change: re-importing the same audience writes none.
+local function move_topics(devtopics, adds, id, had, topics)
+  local wanted = {}
+  for _, t in ipairs(topics) do wanted[t] = true end
+  local left = {}
+  for _, t in ipairs(had) do
+    if wanted[t] then
+      wanted[t] = false   -- a member already
+    else
+      redis.call('SREM', adds.topic_prefix .. t, id)
+      left[#left + 1] = t
+    end
+  end
+  if #left > 0 then redis.call('SREM', devtopics, unpack(left)) end
+  local joined = {}
+  for _, t in ipairs(topics) do
+    if wanted[t] then
+      wanted[t] = false
+      local members = adds.members[t]
+      if not members then
+        members = {}
+        adds.members[t] = members
+      end
+      members[#members + 1] = id
+      joined[#joined + 1] = t
+    end
+  end
+  if #joined > 0 then redis.call('SADD', devtopics, unpack(joined)) end
+end
+
 -- Registers or replaces one device (its token, topics and registration time); 1 when it is new.
--- zone: nil keeps the device's time zone (device_zone sets it), '' clears it, else sets it.
-local function register_device(dev, devtopics, devseen, token_prefix, topic_prefix, id, channel, token, now,
-                               topics, zone)
-  local old = redis.call('HMGET', dev, 'channel', 'token')
-  local created = 1
+-- KEYS of a registration: dev:{app}:<id>, devtopics:{app}:<id>, devseen:{app} (device -> last
+-- refresh). zone: nil keeps the device's time zone (device_zone sets it), '' clears it, else sets it.
+-- Every writer creates and deletes a device's hash and its topic set together, so a device without
+-- a hash has no topics to leave. A new device costs four commands here, an unchanged re-import four,
+-- plus its share of the batch's additions.
+local function register_device(dev, devtopics, adds, token_prefix, id, channel, token, now, topics, zone)
+  local old = redis.call('HMGET', dev, 'channel', 'token', 'timeZone')
+  local created, had = 1, {}
   if old[1] then
     created = 0
-    drop_token(token_prefix, old[1], old[2], id)
+    -- The same device earlier in this batch: its additions must land before this one leaves topics.
+    if adds.ids[id] then flush_additions(adds) end
+    if old[1] ~= channel or old[2] ~= token then drop_token(token_prefix, old[1], old[2], id) end
+    had = redis.call('SMEMBERS', devtopics)
   end
-  leave_topics(devtopics, topic_prefix, id)
-  redis.call('HSET', dev, 'channel', channel, 'token', token, 'updatedAt', now)
-  if zone == '' then redis.call('HDEL', dev, 'timeZone') elseif zone then redis.call('HSET', dev, 'timeZone', zone) end
-  if devseen then redis.call('ZADD', devseen, now, id) end
+  move_topics(devtopics, adds, id, had, topics)
+  if zone and zone ~= '' then
+    redis.call('HSET', dev, 'channel', channel, 'token', token, 'updatedAt', now, 'timeZone', zone)
+  else
+    redis.call('HSET', dev, 'channel', channel, 'token', token, 'updatedAt', now)
+    if zone == '' and old[3] then redis.call('HDEL', dev, 'timeZone') end
+  end
+  if adds.devseen then
+    adds.seen[#adds.seen + 1] = now
+    adds.seen[#adds.seen + 1] = id
+  end
+  adds.ids[id] = true
   redis.call('SET', token_prefix .. channel .. ':' .. token, id)
-  for _, t in ipairs(topics) do
-    redis.call('SADD', topic_prefix .. t, id)
-    redis.call('SADD', devtopics, t)
-  end
   return created
 end
 
 local function device_register(keys, args)
-  return register_device(keys[1], keys[2], keys[3], args[1], args[2], args[3], args[4], args[5], args[6],
+  local adds = new_additions(args[2], keys[3])
+  local created = register_device(keys[1], keys[2], adds, args[1], args[3], args[4], args[5], args[6],
       {unpack(args, 7)}, nil)
+  flush_additions(adds)
+  return created
 end
 
 -- A bulk import's batch of one app's devices (all under the app's hash tag, so one call per batch):
@@ -232,14 +327,16 @@ end
 -- per device: id, channel, token, time zone ('' for none), topic count, the topics. Each device is
 -- replaced as a single registration would (its time zone included). Returns how many were new.
 local function device_import(keys, args)
-  local token_prefix, topic_prefix, dev_prefix, devtopics_prefix, now = args[1], args[2], args[3], args[4], args[5]
+  local token_prefix, dev_prefix, devtopics_prefix, now = args[1], args[3], args[4], args[5]
+  local adds = new_additions(args[2], keys[1])
   local created, i = 0, 6
   while i <= #args do
     local id, ntopics = args[i], tonumber(args[i + 4])
-    created = created + register_device(dev_prefix .. id, devtopics_prefix .. id, keys[1], token_prefix, topic_prefix,
-        id, args[i + 1], args[i + 2], now, {unpack(args, i + 5, i + 4 + ntopics)}, args[i + 3])
+    created = created + register_device(dev_prefix .. id, devtopics_prefix .. id, adds, token_prefix, id,
+        args[i + 1], args[i + 2], now, {unpack(args, i + 5, i + 4 + ntopics)}, args[i + 3])
     i = i + 5 + ntopics
   end
+  flush_additions(adds)
   return created
 end
 

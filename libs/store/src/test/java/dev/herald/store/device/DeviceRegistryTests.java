@@ -199,6 +199,26 @@ class DeviceRegistryTests {
         assertThat(redis.sync().sismember(RedisKeys.deviceApps(), APP)).isTrue();
     }
 
+    @Test
+    void aDeviceTwiceInOneBatchEndsAsItsLastLineSays() {
+        // The batch's topic additions wait for the end of the call; the second line of d1 must still
+        // take d1 out of the topic its first line put it in.
+        List<Registration> batch = List.of(
+                new Registration("d1", Channel.fcm, "tok-1", List.of("news", "sport"), java.util.Optional.empty()),
+                new Registration("d2", Channel.fcm, "tok-2", List.of("news"), java.util.Optional.empty()),
+                new Registration("d1", Channel.fcm, "tok-1b", List.of("sport", "weather"), java.util.Optional.empty()));
+
+        assertThat(join(devices.registerAll(APP, batch))).isEqualTo(2);
+
+        assertThat(topicMembers(APP, "news")).containsExactly("d2");
+        assertThat(topicMembers(APP, "sport")).containsExactly("d1");
+        assertThat(topicMembers(APP, "weather")).containsExactly("d1");
+        assertThat(join(devices.find(APP, "d1")).orElseThrow().topics()).containsExactlyInAnyOrder("sport", "weather");
+        assertThat(redis.sync().exists(RedisKeys.token(APP, "fcm", "tok-1"))).isZero();
+        assertThat(redis.sync().get(RedisKeys.token(APP, "fcm", "tok-1b"))).isEqualTo("d1");
+        assertThat(redis.sync().zcard(RedisKeys.deviceRefreshed(APP))).isEqualTo(2);
+    }
+
     private static Set<String> topicMembers(String app, String topic) {
         return redis.sync().smembers(RedisKeys.topic(app, topic));
     }

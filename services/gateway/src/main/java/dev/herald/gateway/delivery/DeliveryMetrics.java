@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.LongAdder;
 public final class DeliveryMetrics {
     private final MeterRegistry registry;
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    /** The counters of each target's outcome, by a key made without building a string per target. */
+    private final Map<OutcomeKey, Counter> outcomeCounters = new ConcurrentHashMap<>();
     private final Map<Channel, Timer> latency = new ConcurrentHashMap<>();
     private final LongAdder outcomes = new LongAdder();
 
@@ -30,14 +32,19 @@ public final class DeliveryMetrics {
         cancelled(0); // exported from the start, so a dashboard shows 0 rather than no data
     }
 
+    private record OutcomeKey(Channel channel, Outcome.Kind kind, String reason, boolean tokenRemoved) {
+    }
+
     public void outcome(Channel channel, Outcome outcome) {
         outcomes.increment();
         String reason = outcome.reason() == null ? "none" : outcome.reason();
-        counter("herald.gateway." + outcome.kind().name(), "Targets by final outcome",
-                "provider", channel.name(), "reason", reason).increment();
+        outcomeCounters.computeIfAbsent(new OutcomeKey(channel, outcome.kind(), reason, false), key -> counter(
+                "herald.gateway." + key.kind().name(), "Targets by final outcome",
+                "provider", key.channel().name(), "reason", key.reason())).increment();
         if (outcome.tokenRemoved()) {
-            counter("herald.gateway.tokens.removed", "Dead tokens removed from the registry",
-                    "provider", channel.name(), "reason", reason).increment();
+            outcomeCounters.computeIfAbsent(new OutcomeKey(channel, outcome.kind(), reason, true), key -> counter(
+                    "herald.gateway.tokens.removed", "Dead tokens removed from the registry",
+                    "provider", key.channel().name(), "reason", key.reason())).increment();
         }
     }
 
