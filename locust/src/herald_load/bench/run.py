@@ -29,11 +29,17 @@ provisions a fresh app with the sandbox's credentials, then:
 - cm-delivery: ``CM_DEVICES`` (1,000) MQTT devices connected; ``CM_RATE`` (1,000) messages/s for
   ``CM_SECONDS`` (30) through the dispatcher API, gateway and connection manager, one device
   each; p50/p99 from API accept to device receipt. Target: p99 <= 50 ms. ``CM_TO=tokens`` sends
-  to the MQTT target directly instead of to the registered device.
+  to the MQTT target directly instead of to the registered device. ``CM_WARMUP_SECONDS`` (60): the
+  warm-up at the same rate before (the services are started afresh, so their JIT compiles then).
 
 - soak (not part of all: 30 minutes): :mod:`herald_load.bench.soak`, on a platform of its own on
   free ports; mixed load at a steady rate, per-minute heap/RSS/files/threads/permits, fails if any
   grows without bound (``SOAK_MINUTES`` and the other ``SOAK_*`` knobs there).
+
+Redis's own share of the import and the fan-out, without the JVMs beside it, comes from
+``python -m herald_load.bench.functions [LIBRARY.lua ...]`` (:mod:`herald_load.bench.functions`:
+each library on a Redis of its own, CPU µs per registration, device read and recorded outcome), the
+steadiest figure for a change to ``herald.lua``.
 
 Fan-out also prints CPU µs per notification per process (from /proc over the measured window)
 and runs the seed-style sender (:mod:`herald_load.bench.seed`: 50 threads, a blocking HTTP client,
@@ -49,7 +55,7 @@ and the machine's load, to ``docs/benchmarks.md`` (earlier sections stay for com
 end) instead of the local run's fixed ports, for a machine where those are taken (fan-out only).
 
 Knobs (environment): ``FANOUT_COUNT``, ``SEED_COUNT``, ``IMPORT_COUNT``, ``WEBPUSH_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
-``CM_HOLD_SECONDS``, ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
+``CM_HOLD_SECONDS``, ``CM_WARMUP_SECONDS``, ``ACCEPT_WARMUP_SECONDS`` (60; the services start afresh, so their JIT compiles during the warm-up), ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
 """
 
@@ -77,6 +83,12 @@ from ..provisioning import Provisioner
 SEND_LUA = Path(__file__).with_name("send.lua")
 API = "http://127.0.0.1:8080"
 BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept", "import", "fanout-webpush")
+
+
+# The services start afresh for each run, and on a 2-core machine their compilers are still busy for
+# tens of seconds under load: on 2026-11-28 the same accept run cost the dispatcher 3,963 µs per
+# request after a 10 s warm-up and 742 µs after 60 s (382 against 1,427 requests/s).
+WARM_UP_SECONDS = 60
 
 
 def _env(name: str, default: object) -> str:
@@ -217,7 +229,7 @@ def _cm_delivery(platform, app: str, key: str, pids: dict[str, int], profiling: 
     common = ["delivery", "--app", app, "--key", key, "--devices", devices, "--rate", rate,
               "--to", _env("CM_TO", "devices")]
     with contextlib.redirect_stdout(io.StringIO()):   # a warm-up at the same rate first (JIT)
-        mqtt.main([*common, "--seconds", "10"])
+        mqtt.main([*common, "--seconds", _env("CM_WARMUP_SECONDS", WARM_UP_SECONDS)])
     jvms = {name: pids[name] for name in ("dispatcher", "gateway", "connection-manager")}
     recorder = profile.Recorder(platform.java, jvms, platform.redis.port,
                                 run_dir(platform.root) / "profile-cm-delivery") if profiling else None
@@ -244,7 +256,8 @@ def _wrk(app: str, key: str, connections: str, seconds: str) -> str:
 
 def _accept(platform, app: str, key: str, pids: dict[str, int], profiling: bool = False) -> None:
     seconds, connections = _env("ACCEPT_SECONDS", 30), _env("ACCEPT_CONNECTIONS", 32)
-    print(f"==> accept benchmark: wrk, {connections} connections, {seconds} s (after a 10 s warm-up)",
+    print(f"==> accept benchmark: wrk, {connections} connections, {seconds} s "
+          f"(after a {_env('ACCEPT_WARMUP_SECONDS', WARM_UP_SECONDS)} s warm-up)",
           flush=True)
     if not shutil.which("wrk"):
         raise PlatformError("wrk not found: run scripts/install-deps.sh")
@@ -255,7 +268,7 @@ def _accept(platform, app: str, key: str, pids: dict[str, int], profiling: bool 
     if not pipeline:
         print("gateway stopped for this run: sends pile up in herald.send.high (purged afterwards)")
         platform.stop_gateways()
-    _wrk(app, key, connections, "10")
+    _wrk(app, key, connections, _env("ACCEPT_WARMUP_SECONDS", WARM_UP_SECONDS))
     recorder = profile.Recorder(platform.java, {"dispatcher": pids["dispatcher"]}, platform.redis.port,
                                 run_dir(platform.root) / "profile-accept") if profiling else None
     if recorder:
