@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * call returns and fewer outcomes than a full call are waiting, the next call waits {@code linger}
  * first: a fan-out's outcomes arrive a few at a time, and without the wait each Redis round trip
  * carried about three of them (0.58 function calls per notification in the 2026-11-28 fan-out
- * profile, 41 µs of Redis CPU each notification), while a few milliseconds gather tens.
+ * profile, 41 µs of Redis's time per notification), while a few milliseconds gather tens.
  */
 final class OutcomeGroups {
     /** The most outcomes in one call: a function runs alone in Redis, so it must stay short. */

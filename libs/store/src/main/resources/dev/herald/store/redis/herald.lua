@@ -314,6 +314,9 @@ local function register_device(dev, devtopics, adds, token_prefix, id, channel, 
   return created
 end
 
+-- Registers or updates one device (a re-registration is the token's refresh). KEYS dev:{app}:<id>,
+-- devtopics:{app}:<id>, devseen:{app}. ARGV token prefix, topic prefix, device id, channel, token,
+-- updatedAt (ms), topics... Returns 1 new, 0 updated.
 local function device_register(keys, args)
   local adds = new_additions(args[2], keys[3])
   local created = register_device(keys[1], keys[2], adds, args[1], args[3], args[4], args[5], args[6],
