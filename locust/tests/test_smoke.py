@@ -139,6 +139,8 @@ def test_the_topic_feeder_keeps_mqtt_devices_busy_within_its_backlog(platform, t
     assert int(rows["feed topic send"]["Failure Count"]) == 0, output
     # More than one backlog's worth went through (the feeder kept going past the offline device),
     # and never more than 3 per device were outstanding: what was fed but not received is bounded.
+    # The one feed in flight can reach the 4 devices before its own 202 is counted (CI, 2026-11-28:
+    # 489 feeds and 1,960 receipts in the same snapshot), so receipts may lead by one feed's worth.
     assert deliveries > 4 * 3, output
-    assert 0 <= feeds * 4 - deliveries <= 4 * 3 + 4, output
+    assert -4 <= feeds * 4 - deliveries <= 4 * 3 + 4, output
     assert int(rows["delivery (accept to device)"]["Failure Count"]) == 0
