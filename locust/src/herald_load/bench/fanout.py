@@ -31,6 +31,26 @@ def proc_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
 
+class CpuWindow:
+    """CPU seconds of each process (from /proc) over a benchmark's measured window, with a profile
+    :class:`~herald_load.bench.profile.Recorder` started and stopped around it if one is given."""
+
+    def __init__(self, pids: dict[str, int], recorder=None):
+        self.pids, self.recorder = pids, recorder
+        self.before: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+
+    def start(self) -> None:
+        if self.recorder:
+            self.recorder.start()
+        self.before = {name: proc_cpu_seconds(pid) for name, pid in self.pids.items()}
+
+    def stop(self) -> None:
+        self.cpu = {name: proc_cpu_seconds(pid) - self.before[name] for name, pid in self.pids.items()}
+        if self.recorder:
+            self.recorder.stop()
+
+
 def proc_peak_rss_mib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:

@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..processes import free_port
 from .fanout import proc_cpu_seconds
 
 LIBRARY = Path(__file__).resolve().parents[4] / "libs/store/src/main/resources/dev/herald/store/redis/herald.lua"
@@ -63,12 +64,6 @@ class Connection:
         if kind == b"*":
             return [self.reply() for _ in range(int(rest))]
         raise RuntimeError(f"unexpected reply {line!r}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_redis(port: int) -> subprocess.Popen:

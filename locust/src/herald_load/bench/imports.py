@@ -68,19 +68,16 @@ def main(argv=None, recorder=None):
     cold, warm = body_chunks(a.count, a.topic, "import"), body_chunks(a.count, a.topic, "import-warm")
     print(f"bulk import: {a.count} devices, {sum(map(len, cold)) / 2**20:.1f} MiB of NDJSON streamed", flush=True)
     ok = True
-    for label, chunks, expect_new in (("cold: new devices, dispatcher just started", cold, True),
-                                      ("warm: other new devices", warm, True),
-                                      ("warm: the same import again (idempotent)", warm, False)):
-        profiled = recorder is not None and label.startswith("warm: other")
-        if profiled:
-            recorder.start()
-        cpu_before = {name: fanout.proc_cpu_seconds(pid) for name, pid in pids.items()}
+    for label, chunks, expect_new, profiled in (("cold: new devices, dispatcher just started", cold, True, False),
+                                                ("warm: other new devices", warm, True, True),
+                                                ("warm: the same import again (idempotent)", warm, False, False)):
+        window = fanout.CpuWindow(pids, recorder if profiled else None)
+        window.start()
         started = time.monotonic()
         report = run_import(host, int(port), a.app, a.key, chunks)
         elapsed = time.monotonic() - started
-        cpu = {name: fanout.proc_cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
-        if profiled:
-            recorder.stop()
+        window.stop()
+        cpu = window.cpu
         print(f"--- {label}")
         print(f"  {report['imported']} imported ({report['created']} new, {report['updated']} updated), "
               f"{report['failed']} failed")

@@ -202,26 +202,6 @@ def _cm_connections(app: str, cm_pid: int, crypto_key: str) -> None:
     print(f"  load average after: {_load_average()}")
 
 
-class _Window:
-    """CPU seconds of each process (from /proc) over a benchmark's measured window, with a profile
-    :class:`~herald_load.bench.profile.Recorder` started and stopped around it if one is given."""
-
-    def __init__(self, pids: dict[str, int], recorder=None):
-        self.pids, self.recorder = pids, recorder
-        self.before: dict[str, float] = {}
-        self.cpu: dict[str, float] = {}
-
-    def start(self) -> None:
-        if self.recorder:
-            self.recorder.start()
-        self.before = {name: fanout.proc_cpu_seconds(pid) for name, pid in self.pids.items()}
-
-    def stop(self) -> None:
-        self.cpu = {name: fanout.proc_cpu_seconds(pid) - self.before[name] for name, pid in self.pids.items()}
-        if self.recorder:
-            self.recorder.stop()
-
-
 def _cm_delivery(platform, app: str, key: str, pids: dict[str, int], profiling: bool) -> None:
     rate, seconds, devices = _env("CM_RATE", 1000), _env("CM_SECONDS", 30), _env("CM_DEVICES", 1000)
     print(f"==> connection-manager delivery benchmark: {rate} messages/s for {seconds} s to "
@@ -235,7 +215,7 @@ def _cm_delivery(platform, app: str, key: str, pids: dict[str, int], profiling: 
                                 run_dir(platform.root) / "profile-cm-delivery") if profiling else None
     if recorder:
         print(f"profiling the measured run: JFR in {', '.join(jvms)}, Redis commandstats", flush=True)
-    window = _Window(pids, recorder)
+    window = fanout.CpuWindow(pids, recorder)
     mqtt.main([*common, "--seconds", seconds], window)
     messages = int(rate) * int(seconds)
     # CPU per message says which process the machine's two cores went to while the receipts waited.
@@ -273,7 +253,7 @@ def _accept(platform, app: str, key: str, pids: dict[str, int], profiling: bool 
                                 run_dir(platform.root) / "profile-accept") if profiling else None
     if recorder:
         print("profiling the measured run: JFR in the dispatcher, Redis commandstats", flush=True)
-    window = _Window(pids, recorder)
+    window = fanout.CpuWindow(pids, recorder)
     window.start()
     report = _wrk(app, key, connections, seconds).splitlines()
     window.stop()
