@@ -1,8 +1,11 @@
-"""The fan-out profile's tables, from ``jfr print`` text and ``INFO commandstats`` (no servers started)."""
+"""The fan-out profile's tables and flame graphs, from ``jfr print`` text and ``INFO commandstats`` (no servers started)."""
 
 from __future__ import annotations
 
-from herald_load.bench.profile import area, parse_stacks, render, render_redis
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from herald_load.bench.profile import area, parse_stacks, render, render_redis, write
 
 JFR_PRINT = """jdk.ExecutionSample {
   startTime = 06:04:01.123 (2026-11-24)
@@ -72,3 +75,32 @@ def test_the_redis_page_counts_per_unit_of_its_benchmark():
     assert "| fcall | 2 | 0.002 | 300 | 150.00 | 0.30 |" in page
     assert "`scripts/bench.sh import --profile`" in page
     assert "calls per message" in render_redis(stats, 1, "Device receipts", "cm-delivery")
+
+
+def test_a_page_links_its_flame_graph():
+    assert "Flame graph: [fanout-gateway.svg](fanout-gateway.svg)" in render("gateway", parse_stacks(JFR_PRINT), "Fan-out")
+    assert "[accept-dispatcher.svg](accept-dispatcher.svg)" in render("dispatcher", [], "Accept", benchmark="accept")
+
+
+class Recordings:
+    """Stands in for a Recorder: the same two samples for every service, no Redis."""
+
+    def samples(self, recording: Path) -> list[list[str]]:
+        return parse_stacks(JFR_PRINT)
+
+    def redis_commandstats(self) -> str:
+        return ""
+
+
+def test_write_puts_a_flame_graph_next_to_each_page(tmp_path):
+    recordings = {"gateway": tmp_path / "gateway.jfr", "dispatcher": tmp_path / "dispatcher.jfr"}
+
+    summary = write(Recordings(), recordings, "fanout", 10, "Fan-out", tmp_path / "perf")
+
+    assert sorted(path.name for path in (tmp_path / "perf").iterdir()) == [
+        "fanout-dispatcher.md", "fanout-dispatcher.svg", "fanout-gateway.md", "fanout-gateway.svg"]
+    graph = ET.parse(tmp_path / "perf" / "fanout-gateway.svg").getroot()
+    assert graph.find("{http://www.w3.org/2000/svg}text").text == "Fan-out: gateway"
+    assert "all (2 samples)" in (tmp_path / "perf" / "fanout-gateway.svg").read_text()
+    assert "[fanout-gateway.svg](fanout-gateway.svg)" in (tmp_path / "perf" / "fanout-gateway.md").read_text()
+    assert ".svg" in summary[-1]
