@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from herald_load.bench.profile import area, parse_stacks, render, render_redis, write
+from herald_load.bench.profile import area, parse_stacks, render, render_redis, thread_groups, threads, write
 
-JFR_PRINT = """jdk.ExecutionSample {
+JFR_PRINT = """jdk.CPUTimeSample {
   startTime = 06:04:01.123 (2026-11-24)
-  sampledThread = "lettuce-epollEventLoop-6-1" (javaThreadId = 52)
-  state = "STATE_RUNNABLE"
+  failed = false
+  samplingPeriod = 10.0 ms
+  biased = false
+  eventThread = "lettuce-epollEventLoop-6-1" (javaThreadId = 52)
   stackTrace = [
     reactor.core.publisher.FluxFlatMap$FlatMapMain.drainLoop() line: 812
     dev.herald.gateway.delivery.BatchDelivery.send(BatchDelivery$Work, int) line: 150
@@ -18,7 +21,7 @@ JFR_PRINT = """jdk.ExecutionSample {
   ]
 }
 
-jdk.ExecutionSample {
+jdk.CPUTimeSample {
   startTime = 06:04:01.133 (2026-11-24)
   stackTrace = [
     io.netty.channel.epoll.Native.epollWait(FileDescriptor, long, int, int) line: 220
@@ -104,3 +107,38 @@ def test_write_puts_a_flame_graph_next_to_each_page(tmp_path):
     assert "all (2 samples)" in (tmp_path / "perf" / "fanout-gateway.svg").read_text()
     assert "[fanout-gateway.svg](fanout-gateway.svg)" in (tmp_path / "perf" / "fanout-gateway.md").read_text()
     assert ".svg" in summary[-1]
+
+
+def fake_proc(root: Path, pid: int, tasks: dict[int, tuple[str, int, int]]) -> Path:
+    """A /proc with one process whose threads have the given names and user and system ticks."""
+    for tid, (name, user, system) in tasks.items():
+        task = root / str(pid) / "task" / str(tid)
+        task.mkdir(parents=True, exist_ok=True)
+        fields = ["S", "1", "1", "1", "0", "-1", "0", "0", "0", "0", "0", str(user), str(system), "0", "0"]
+        (task / "stat").write_text(f"{tid} ({name}) " + " ".join(fields) + "\n")
+    return root
+
+
+def test_threads_are_read_from_proc_with_user_and_system_time(tmp_path):
+    tick = os.sysconf("SC_CLK_TCK")
+    proc = fake_proc(tmp_path, 7, {7: ("java", 0, 0), 8: ("C2 CompilerThre", 3 * tick, tick), 9: ("a) b", tick, 0)})
+
+    assert threads(7, proc) == {7: ("java", 0.0), 8: ("C2 CompilerThre", 4.0), 9: ("a) b", 1.0)}
+
+
+def test_thread_cpu_is_grouped_by_name_without_numbers_and_counts_new_threads_from_zero():
+    before = {1: ("GC Thread#0", 2.0), 2: ("GC Thread#1", 1.0), 3: ("nioEventLoopGro", 5.0), 4: ("gone", 9.0),
+              5: ("old name", 4.0)}
+    after = {1: ("GC Thread#0", 2.5), 2: ("GC Thread#1", 1.25), 3: ("nioEventLoopGro", 8.0), 6: ("GC Thread#2", 0.25),
+             5: ("reused", 0.5), 7: ("idle", 0.0)}
+
+    assert thread_groups(before, after) == {"GC Thread": 1.0, "nioEventLoopGro": 3.0, "reused": 0.5}
+
+
+def test_a_page_shows_cpu_by_thread_when_it_was_measured():
+    page = render("gateway", parse_stacks(JFR_PRINT), "Fan-out", thread_cpu={"C2 CompilerThread": 3.0, "GC Thread": 1.0})
+
+    assert "4.0 s of CPU in the window" in page
+    lines = page.splitlines()
+    assert lines.index("| `C2 CompilerThread` | 3.00 | 75.0% |") < lines.index("| `GC Thread` | 1.00 | 25.0% |")
+    assert "CPU by thread" not in render("gateway", parse_stacks(JFR_PRINT), "Fan-out")

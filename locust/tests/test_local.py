@@ -124,3 +124,16 @@ def test_stop_of_a_local_run_that_is_not_running_finds_nothing_to_stop(tmp_path)
 
     assert all(line.endswith("stopped") for line in platform.status())
     platform.close()
+
+
+def test_the_local_runs_jvm_options_add_herald_java_opts_to_the_defaults(tmp_path, monkeypatch):
+    from herald_load.local import DEFAULT_JVM_OPTIONS
+    from herald_load.localrun import local_platform
+
+    monkeypatch.setenv("HERALD_JAVA_OPTS", "-Xmx512m -Dx=1")
+    platform = local_platform(tmp_path, say=lambda _: None)
+
+    # The serial collector and small heaps stay (2 cores, seven JVMs); the later -Xmx wins in the JVM.
+    assert platform.jvm_options == [*DEFAULT_JVM_OPTIONS, "-Xmx512m", "-Dx=1"]
+    monkeypatch.delenv("HERALD_JAVA_OPTS")
+    assert local_platform(tmp_path, say=lambda _: None).jvm_options == list(DEFAULT_JVM_OPTIONS)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from .demo import DemoError, DemoTarget, run_demo
-from .local import LocalPlatform
+from .local import DEFAULT_JVM_OPTIONS, LocalPlatform
 from .processes import FIXED_PORTS, PlatformError, repository_root, require_free
 
 __all__ = ["run_dir", "local_platform", "start", "stop", "main"]
@@ -56,13 +56,19 @@ def _secret(file: Path, make: Callable[[], str]) -> str:
     return file.read_text().strip()
 
 
+def jvm_options() -> list[str]:
+    """The services' JVM options: the platform's defaults, then ``HERALD_JAVA_OPTS`` (a later option
+    overrides an earlier one; another collector needs ``-XX:-UseSerialGC`` before it)."""
+    return [*DEFAULT_JVM_OPTIONS, *os.environ.get("HERALD_JAVA_OPTS", "").split()]
+
+
 def local_platform(root: Path | None = None, say: Callable[[str], None] = print) -> LocalPlatform:
     """The fixed-port platform in ``.run/`` with its kept secrets and ``HERALD_JAVA_OPTS``."""
     folder = run_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
     return LocalPlatform(
         folder, fixed_ports=True, root=root, log=say,
-        jvm_options=os.environ.get("HERALD_JAVA_OPTS", "").split(),
+        jvm_options=jvm_options(),
         admin_token=_secret(folder / "admin-token", lambda: secrets.token_hex(24)),
         crypto_key=_secret(folder / "crypto-key",
                            lambda: base64.b64encode(secrets.token_bytes(32)).decode()))

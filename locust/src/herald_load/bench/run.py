@@ -76,7 +76,7 @@ from pathlib import Path
 
 from . import fanout, imports, mqtt, profile, scheduled, seed, soak
 from ..local import LocalPlatform
-from ..localrun import build, local_platform, run_dir, start
+from ..localrun import build, jvm_options, local_platform, run_dir, start
 from ..processes import PlatformError
 from ..provisioning import Provisioner
 
@@ -334,7 +334,7 @@ def _run(what: str, profiling: bool) -> int:
         print("ERROR: BENCH_PORTS=free runs the fan-out benchmark only")
         return 2
     # A private platform's services start with the JDK's AOT cache unless HERALD_AOT_CACHE=0.
-    platform = (LocalPlatform(run_dir() / "bench", jvm_options=os.environ.get("HERALD_JAVA_OPTS", "").split(),
+    platform = (LocalPlatform(run_dir() / "bench", jvm_options=jvm_options(),
                               aot_cache=os.environ.get("HERALD_AOT_CACHE", "1") != "0")
                 if private else local_platform())
     try:
