@@ -7,7 +7,8 @@ provisions a fresh app with the sandbox's credentials, then:
 - fanout: N notifications (default 100,000) to N distinct FCM tokens through the whole pipeline,
   API accept -> sandbox receipt, sandbox latency 50 ms. Targets: warm <= 6 s, cold <= 12 s, CPU
   per notification (gateway + dispatcher + Redis + RabbitMQ) <= 50 µs. Cold (services just
-  started), then warm (same processes, second run).
+  started), a warm-up run, then warm (same processes, third run; ``FANOUT_WARM_RUNS``, default 2,
+  counts the runs after the cold one).
 - fanout-webpush: the fan-out with ``WEBPUSH_COUNT`` (10,000) Web Push subscriptions of the
   sandbox's push service instead of FCM tokens: every push encrypted (RFC 8291), VAPID-signed and
   decrypted and checked by the sandbox. Same figures; no target of its own (a cold and a warm run).
@@ -54,7 +55,7 @@ and the machine's load, to ``docs/benchmarks.md`` (earlier sections stay for com
 ``BENCH_PORTS=free`` runs a platform of its own on free ports under ``.run/bench`` (stopped at the
 end) instead of the local run's fixed ports, for a machine where those are taken (fan-out only).
 
-Knobs (environment): ``FANOUT_COUNT``, ``SEED_COUNT``, ``IMPORT_COUNT``, ``WEBPUSH_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
+Knobs (environment): ``FANOUT_COUNT``, ``FANOUT_WARM_RUNS``, ``SEED_COUNT``, ``IMPORT_COUNT``, ``WEBPUSH_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
 ``CM_HOLD_SECONDS``, ``CM_WARMUP_SECONDS``, ``ACCEPT_WARMUP_SECONDS`` (60; the services start afresh, so their JIT compiles during the warm-up), ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
 """
@@ -142,7 +143,14 @@ def _fanout(platform, app: str, key: str, pids: dict[str, int], profiling: bool)
         jvms = {name: pids[name] for name in ("gateway", "dispatcher", "provider-sandbox") if name in pids}
         recorder = profile.Recorder(platform.java, jvms, platform.redis.port, run_dir(platform.root) / "profile")
         print(f"profiling the warm run: JFR in {', '.join(jvms)}, Redis commandstats", flush=True)
-    print("--- warm (same processes, second run)", flush=True)
+    # One warm-up fan-out before the warm one: after a single run on this machine the JIT compilers
+    # were still a fifth of the gateway's CPU and half the dispatcher's in the second (thread table
+    # of docs/perf/fanout-*.md). FANOUT_WARM_RUNS=1 measures the second run as before.
+    runs = max(1, int(_env("FANOUT_WARM_RUNS", 2)))
+    for number in range(1, runs):
+        print(f"--- warm-up {number} (same processes)", flush=True)
+        fanout.run([*common, "--topic", f"fanout-warm-up-{number}"])
+    print(f"--- warm (same processes, run {runs + 1})", flush=True)
     warm = fanout.run([*common, "--topic", "fanout-warm"], window=recorder)
     if recorder:
         recordings = recorder.recordings
