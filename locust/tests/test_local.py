@@ -137,3 +137,14 @@ def test_the_local_runs_jvm_options_add_herald_java_opts_to_the_defaults(tmp_pat
     assert platform.jvm_options == [*DEFAULT_JVM_OPTIONS, "-Xmx512m", "-Dx=1"]
     monkeypatch.delenv("HERALD_JAVA_OPTS")
     assert local_platform(tmp_path, say=lambda _: None).jvm_options == list(DEFAULT_JVM_OPTIONS)
+
+
+def test_the_benchmarks_own_jvm_options_come_after_the_defaults(tmp_path, monkeypatch):
+    from herald_load.bench import profile
+    from herald_load.local import DEFAULT_JVM_OPTIONS
+    from herald_load.localrun import local_platform
+
+    monkeypatch.delenv("HERALD_JAVA_OPTS", raising=False)
+    platform = local_platform(tmp_path, say=lambda _: None, extra_jvm_options=profile.JVM_OPTIONS)
+
+    assert platform.jvm_options == [*DEFAULT_JVM_OPTIONS, "-XX:FlightRecorderOptions:stackdepth=128"]

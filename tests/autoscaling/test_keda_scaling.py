@@ -436,7 +436,12 @@ def test_scale_decisions_count_unacknowledged_messages(outcome):
     held = [s for s in samples if s.ready == 0 and s.unacked > VALUE]
     assert held, "no moment where the gateways held the backlog (ready 0, unacked > value)"
     for s in held:
-        assert s.external_metric >= VALUE, f"t={s.t:.0f}s: metric {s.external_metric} while {s.unacked} unacked"
+        # The metric and the queue's counts are read a moment apart, and the gateways ack in steps
+        # (391, 272, 155 unacked in one run): the metric may already show the next step. It must be
+        # a count the queue had within a second; one of ready messages alone would be 0 here.
+        nearby = [o.depth for o in samples if abs(o.t - s.t) <= 1.0]
+        assert s.external_metric >= min(nearby), (
+            f"t={s.t:.0f}s: metric {s.external_metric} while {s.unacked} unacked (depth within 1 s: {nearby})")
     assert any(s.desired >= 2 for s in held), "replicas never stayed up while only unacked messages remained"
     assert max(s.external_metric for s in held) >= 0.5 * max(s.unacked for s in held)
 

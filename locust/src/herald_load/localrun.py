@@ -23,7 +23,7 @@ import secrets
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from .demo import DemoError, DemoTarget, run_demo
 from .local import DEFAULT_JVM_OPTIONS, LocalPlatform
@@ -62,13 +62,15 @@ def jvm_options() -> list[str]:
     return [*DEFAULT_JVM_OPTIONS, *os.environ.get("HERALD_JAVA_OPTS", "").split()]
 
 
-def local_platform(root: Path | None = None, say: Callable[[str], None] = print) -> LocalPlatform:
-    """The fixed-port platform in ``.run/`` with its kept secrets and ``HERALD_JAVA_OPTS``."""
+def local_platform(root: Path | None = None, say: Callable[[str], None] = print,
+                   extra_jvm_options: Sequence[str] = ()) -> LocalPlatform:
+    """The fixed-port platform in ``.run/`` with its kept secrets, ``HERALD_JAVA_OPTS`` and
+    ``extra_jvm_options`` (the benchmarks' own)."""
     folder = run_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
     return LocalPlatform(
         folder, fixed_ports=True, root=root, log=say,
-        jvm_options=jvm_options(),
+        jvm_options=[*jvm_options(), *extra_jvm_options],
         admin_token=_secret(folder / "admin-token", lambda: secrets.token_hex(24)),
         crypto_key=_secret(folder / "crypto-key",
                            lambda: base64.b64encode(secrets.token_bytes(32)).decode()))

@@ -7,9 +7,10 @@ bottom; siblings are in alphabetical order, not by time, so the same stacks alwa
 The colour is the frame's area (:func:`herald_load.bench.profile.area`), Herald's own frames in blue
 among the warm library and JDK colours. Hovering over a rectangle shows its whole frame, samples and share.
 
-Stacks deeper than 64 frames are cut at their outer end (``jfr print --stack-depth 64``): their
-outermost frame here is somewhere in the middle of the thread's real stack, so they stand on the
-root as towers of their own rather than above the thread's first frame.
+Stacks deeper than JFR keeps (:data:`herald_load.bench.profile.STACK_DEPTH` frames in the
+benchmarks' JVMs) are cut at their outer end: their outermost frame here is somewhere in the middle
+of the thread's real stack, so they stand on the root as towers of their own rather than above the
+thread's first frame.
 """
 from __future__ import annotations
 

@@ -342,9 +342,9 @@ def _run(what: str, profiling: bool) -> int:
         print("ERROR: BENCH_PORTS=free runs the fan-out benchmark only")
         return 2
     # A private platform's services start with the JDK's AOT cache unless HERALD_AOT_CACHE=0.
-    platform = (LocalPlatform(run_dir() / "bench", jvm_options=jvm_options(),
+    platform = (LocalPlatform(run_dir() / "bench", jvm_options=[*jvm_options(), *profile.JVM_OPTIONS],
                               aot_cache=os.environ.get("HERALD_AOT_CACHE", "1") != "0")
-                if private else local_platform())
+                if private else local_platform(extra_jvm_options=profile.JVM_OPTIONS))
     try:
         if private:
             build(platform.root)
