@@ -86,7 +86,9 @@ def test_a_page_links_its_flame_graph():
 
 
 class Recordings:
-    """Stands in for a Recorder: the same two samples for every service, no Redis."""
+    """Stands in for a Recorder: the same two samples for every service, no Redis, no thread CPU."""
+
+    thread_cpu: dict[str, dict[str, float]] = {}
 
     def samples(self, recording: Path) -> list[list[str]]:
         return parse_stacks(JFR_PRINT)

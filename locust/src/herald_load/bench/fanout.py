@@ -27,7 +27,12 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 def proc_cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+        return stat_cpu_seconds(f.read())
+
+
+def stat_cpu_seconds(stat):
+    """User and system CPU seconds in a /proc stat line (a process's or a thread's)."""
+    fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
 

@@ -11,12 +11,11 @@ in the run folder.
 from __future__ import annotations
 
 import collections
-import os
 import re
 import subprocess
 from pathlib import Path
 
-from herald_load.bench import flamegraph
+from herald_load.bench import fanout, flamegraph
 
 # Self samples are grouped by the first of these prefixes the sampled frame starts with.
 AREAS = (("dev.herald.", "Herald"), ("io.lettuce.", "Lettuce (Redis)"), ("com.rabbitmq.", "RabbitMQ client"),
@@ -99,16 +98,13 @@ class Recorder:
 
 def threads(pid: int, proc: Path = Path("/proc")) -> dict[int, tuple[str, float]]:
     """Each thread of the process (id -> name, CPU seconds so far, user and system), from /proc."""
-    tick = os.sysconf("SC_CLK_TCK")
     out = {}
     for task in (proc / str(pid) / "task").iterdir():
         try:
             stat = (task / "stat").read_text()
         except OSError:  # the thread ended while being read
             continue
-        name = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        out[int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / tick)
+        out[int(task.name)] = (stat[stat.index("(") + 1:stat.rindex(")")], fanout.stat_cpu_seconds(stat))
     return out
 
 
@@ -201,7 +197,7 @@ def write(recorder: Recorder, recordings: dict[str, Path], benchmark: str, notif
     summary = []
     for service, recording in recordings.items():
         stacks = recorder.samples(recording)
-        thread_cpu = getattr(recorder, "thread_cpu", {}).get(service)
+        thread_cpu = recorder.thread_cpu.get(service)
         (out / f"{benchmark}-{service}.md").write_text(render(service, stacks, title, benchmark=benchmark,
                                                               thread_cpu=thread_cpu))
         (out / f"{benchmark}-{service}.svg").write_text(flamegraph.svg(
