@@ -1,5 +1,6 @@
 package dev.herald.sandbox.apns;
 
+import dev.herald.sandbox.ConnectionFlushes;
 import dev.herald.sandbox.SandboxProperties;
 import dev.herald.sandbox.counts.DeliveryCounts;
 import dev.herald.sandbox.counts.RequestMetrics;
@@ -43,7 +44,7 @@ public class ApnsServer implements SmartLifecycle {
     @Override
     public void start() {
         Http2SslContextSpec tls = Http2SslContextSpec.forServer(certificate.privateKey(), certificate.certificate());
-        server = HttpServer.create()
+        server = ConnectionFlushes.consolidated(HttpServer.create())
                 .port(properties.apnsPort())
                 .runOn(resources.getLoopResources())
                 .protocol(HttpProtocol.H2)
