@@ -148,3 +148,25 @@ def test_the_benchmarks_own_jvm_options_come_after_the_defaults(tmp_path, monkey
     platform = local_platform(tmp_path, say=lambda _: None, extra_jvm_options=profile.JVM_OPTIONS)
 
     assert platform.jvm_options == [*DEFAULT_JVM_OPTIONS, "-XX:FlightRecorderOptions:stackdepth=128"]
+
+
+def test_stopping_heralds_services_leaves_the_sandbox_running(tmp_path):
+    """The fan-out benchmark restarts Herald against a sandbox kept warm (bench.run._warm_provider)."""
+    platform = LocalPlatform(tmp_path, root=tmp_path, log=lambda _: None)
+
+    def sleeper(name):
+        return ChildProcess(name, ["sleep", "300"], tmp_path / f"{name}.log")
+
+    platform.dispatchers.append(sleeper("dispatcher-1"))
+    platform.gateways.append(sleeper("gateway-1"))
+    platform.connection_managers.append(sleeper("connection-manager-1"))
+    sandbox = sleeper("provider-sandbox")
+    platform.sandbox = ProviderSandbox(sandbox, 0, tmp_path / "apns.pem")
+    try:
+        platform.stop_herald_services()
+
+        assert platform.pids() == {"provider-sandbox": sandbox.pid}
+        platform.stop_services()
+        assert platform.pids() == {} and not sandbox.alive()
+    finally:
+        platform.close()

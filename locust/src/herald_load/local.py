@@ -413,14 +413,19 @@ class LocalPlatform:
     def stop_services(self) -> None:
         """Stops the Herald services and the sandbox (in the reverse of their start order),
         leaving RabbitMQ and Redis running."""
-        for group in (self.dispatchers, self.connection_managers, self.gateways):
-            for replica in group:
-                self._announce_stop(replica)
-            self._stop_all(group)
+        self.stop_herald_services()
         if self.sandbox:
             self._announce_stop(self.sandbox.process)
             self.sandbox.process.stop(20)
         self.sandbox = None
+
+    def stop_herald_services(self) -> None:
+        """Stops Herald's services (in the reverse of their start order), leaving the brokers and
+        the sandbox running."""
+        for group in (self.dispatchers, self.connection_managers, self.gateways):
+            for replica in group:
+                self._announce_stop(replica)
+            self._stop_all(group)
 
     def _announce_stop(self, process: ChildProcess | None) -> None:
         if self.fixed_ports and process and process.alive():   # the local run says what it stops
