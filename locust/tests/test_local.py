@@ -170,3 +170,31 @@ def test_stopping_heralds_services_leaves_the_sandbox_running(tmp_path):
         assert platform.pids() == {} and not sandbox.alive()
     finally:
         platform.close()
+
+
+def test_a_service_starts_from_its_workload_aot_cache_once_one_is_recorded(tmp_path):
+    jar = tmp_path / "services" / "gateway" / "target" / "gateway-1.0-exec.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"a build")
+    platform = LocalPlatform(tmp_path / "work", root=tmp_path, log=lambda _: None, aot_cache=True)
+    folder = platform._aot_folder("gateway")
+    folder.mkdir(parents=True)
+    (folder / jar.name).touch()   # the jar's extracted layout, as `-Djarmode=tools extract` leaves it
+    (folder / "app.aot").touch()   # a training start's cache
+    command = ["/jdk/bin/java", "-Xmx1m", "-jar", str(jar), "--server.port=1"]
+
+    assert platform._with_aot_cache("gateway", command, None) == [
+        "/jdk/bin/java", "-Xmx1m", f"-XX:AOTCache={folder / 'app.aot'}", "-jar", str(folder / jar.name),
+        "--server.port=1"]
+    assert not platform.has_workload_aot_caches(["gateway"])
+
+    platform.aot_training = True
+    assert f"-XX:AOTCacheOutput={folder / 'workload.aot'}" in platform._with_aot_cache("gateway", command, None)
+
+    platform.aot_training = False
+    (folder / "workload.aot").touch()   # written by the training JVM as it stopped
+    assert f"-XX:AOTCache={folder / 'workload.aot'}" in platform._with_aot_cache("gateway", command, None)
+    assert platform.has_workload_aot_caches(["gateway"])
+
+    jar.write_bytes(b"another build")   # a new build has no cache yet
+    assert not platform.has_workload_aot_caches(["gateway"])

@@ -37,6 +37,8 @@ __all__ = ["LocalPlatform", "ProviderSandbox", "DEFAULT_JVM_OPTIONS"]
 # threads per JVM would compete with the work being measured.
 DEFAULT_JVM_OPTIONS = ("-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError")
 READINESS = "/actuator/health/readiness"
+# A service's AOT cache recorded while it ran a workload, beside its jar's extracted layout.
+WORKLOAD_AOT = "workload.aot"
 # Start order: the gateway trusts the certificate the sandbox writes on start-up; the dispatcher
 # is the last piece a client needs. Stopped in the reverse order.
 SERVICES = ("provider-sandbox", "gateway", "connection-manager", "dispatcher")
@@ -88,6 +90,8 @@ class LocalPlatform:
                  admin_token: str | None = None, crypto_key: str | None = None, aot_cache: bool = False):
         self.workdir = Path(workdir).resolve()
         self.aot_cache = aot_cache
+        # While on, services start recording their AOT cache on what they run (see _with_aot_cache).
+        self.aot_training = False
         self.fixed_ports = fixed_ports
         # The local run keeps its logs beside its pid files and secrets (.run/<service>.log).
         self.logs = self.workdir if fixed_ports else self.workdir / "logs"
@@ -295,20 +299,23 @@ class LocalPlatform:
 
     def _with_aot_cache(self, service: str, command: list[str], env: Mapping[str, str] | None) -> list[str]:
         """``command`` run from the jar's extracted layout with the JDK's AOT cache (classes loaded
-        and linked ahead, method profiles): start-up to ready is shorter. The cache is made once per
-        build of the jar, under ``workdir/aot/``, by a training run that starts the service's
-        context and exits (``spring.context.exit=onRefresh``); it needs the brokers running."""
-        jar = service_jar(service, self.root)
-        with jar.open("rb") as content:   # by content: a rebuild of the same sources keeps its cache
-            digest = hashlib.file_digest(content, "sha256").hexdigest()[:16]
-        folder = self.workdir / "aot" / f"{service}-{digest}"
-        extracted, cache = folder / jar.name, folder / "app.aot"
+        and linked ahead, method profiles): start-up to ready is shorter, and with a workload's
+        profiles the JIT compiles the hot path sooner. The caches live under ``workdir/aot/``, per
+        build of the jar. A workload's cache (``workload.aot``, made by a start with
+        :attr:`aot_training` on, written when that JVM exits) is used when there is one; otherwise
+        a start's cache, made once by a training run that starts the service's context and exits
+        (``spring.context.exit=onRefresh``; it needs the brokers running)."""
+        folder = self._aot_folder(service)
+        extracted, cache, workload = folder / service_jar(service, self.root).name, folder / "app.aot", folder / WORKLOAD_AOT
         at = command.index("-jar")
         options, arguments = command[:at], [a for a in command[at + 2:] if not a.startswith("--server.port=")]
-        if not cache.exists():
-            if not extracted.exists():
-                subprocess.run([self.java, "-Djarmode=tools", "-jar", str(jar), "extract", "--destination",
-                                str(folder)], check=True, capture_output=True)
+        if not extracted.exists():
+            subprocess.run([self.java, "-Djarmode=tools", "-jar", str(service_jar(service, self.root)), "extract",
+                            "--destination", str(folder)], check=True, capture_output=True)
+        if self.aot_training:
+            self.say(f"{service}: training its AOT cache on the workload (written when it stops)")
+            return [*options, f"-XX:AOTCacheOutput={workload}", "-jar", str(extracted), *command[at + 2:]]
+        if not workload.exists() and not cache.exists():
             self.say(f"{service}: making its AOT cache (a training start, once per build)")
             with (self.logs / f"{service}-aot-training.log").open("ab") as out, \
                     contextlib.suppress(subprocess.TimeoutExpired):   # then it starts without a cache
@@ -316,8 +323,19 @@ class LocalPlatform:
                                 "-jar", str(extracted), *arguments, f"--server.port={free_port()}"],
                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=folder,
                                env={**os.environ, **(env or {})}, timeout=600)
-        cache_options = [f"-XX:AOTCache={cache}"] if cache.exists() else []
+        chosen = workload if workload.exists() else cache
+        cache_options = [f"-XX:AOTCache={chosen}"] if chosen.exists() else []
         return [*options, *cache_options, "-jar", str(extracted), *command[at + 2:]]
+
+    def _aot_folder(self, service: str) -> Path:
+        jar = service_jar(service, self.root)
+        with jar.open("rb") as content:   # by content: a rebuild of the same sources keeps its cache
+            digest = hashlib.file_digest(content, "sha256").hexdigest()[:16]
+        return self.workdir / "aot" / f"{service}-{digest}"
+
+    def has_workload_aot_caches(self, services: Iterable[str] = ("dispatcher", "gateway", "connection-manager")) -> bool:
+        """Whether each of ``services`` has a workload's AOT cache for its current jar."""
+        return all((self._aot_folder(service) / WORKLOAD_AOT).exists() for service in services)
 
     def _await_ready(self, start: Callable[[], ChildProcess | ProviderSandbox],
                      started=None, attempts: int = 3, path: str = READINESS, timeout: float = 240):

@@ -63,13 +63,13 @@ def jvm_options() -> list[str]:
 
 
 def local_platform(root: Path | None = None, say: Callable[[str], None] = print,
-                   extra_jvm_options: Sequence[str] = ()) -> LocalPlatform:
+                   extra_jvm_options: Sequence[str] = (), aot_cache: bool = False) -> LocalPlatform:
     """The fixed-port platform in ``.run/`` with its kept secrets, ``HERALD_JAVA_OPTS`` and
-    ``extra_jvm_options`` (the benchmarks' own)."""
+    ``extra_jvm_options`` (the benchmarks' own); ``aot_cache`` as in :class:`LocalPlatform`."""
     folder = run_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
     return LocalPlatform(
-        folder, fixed_ports=True, root=root, log=say,
+        folder, fixed_ports=True, root=root, log=say, aot_cache=aot_cache,
         jvm_options=[*jvm_options(), *extra_jvm_options],
         admin_token=_secret(folder / "admin-token", lambda: secrets.token_hex(24)),
         crypto_key=_secret(folder / "crypto-key",

@@ -172,20 +172,38 @@ def _warm_provider(platform, app: str, key: str, pids: dict[str, int], count: in
     the cold run then measures cold Herald against a warm provider. The sandbox stands in for FCM,
     whose servers are never cold; started with the platform, its JIT took more CPU than the gateway
     in the cold run (349 µs per notification against 238 on 2026-11-28, scripts/bench.sh fanout).
-    ``FANOUT_WARM_PROVIDER=0`` measures both cold, as before."""
-    global API
+    ``FANOUT_WARM_PROVIDER=0`` measures both cold, as before. With the AOT cache on, and no
+    workload's cache for these builds yet, Herald's services run one more fan-out first, recording
+    their AOT caches (classes and method profiles, written as they stop): the cold run then starts
+    from caches trained on the work it measures, as the JDK intends them to be made."""
     print("--- provider warm-up (the sandbox stands in for FCM, never cold: one fan-out, "
           "then Herald's services are restarted)", flush=True)
     fanout.run(["--app", app, "--key", key, "--count", str(count), "--api", API.removeprefix("http://"),
                 "--sandbox", platform.sandbox_url, "--topic", "fanout-provider-warm-up"])
+    if platform.aot_cache and not platform.has_workload_aot_caches():
+        print("--- AOT cache training (once per build): Herald's services restarted to record a fan-out, "
+              "their caches written as they stop", flush=True)
+        platform.aot_training = True
+        try:
+            _restart_herald(platform)
+            fanout.run(["--app", app, "--key", key, "--count", str(count), "--api", API.removeprefix("http://"),
+                        "--sandbox", platform.sandbox_url, "--topic", "fanout-aot-training"])
+        finally:
+            platform.aot_training = False
+    _restart_herald(platform)
+    pids.update({name.removesuffix("-1"): pid for name, pid in platform.pids().items()
+                 if name.removesuffix("-1") in ("dispatcher", "gateway", "connection-manager")})
+    platform.purge_queues()
+
+
+def _restart_herald(platform) -> None:
+    """Herald's services stopped and started again, the brokers and the sandbox kept."""
+    global API
     platform.stop_herald_services()
     platform.start_gateways(1)
     platform.start_connection_managers(1)
     platform.start_dispatchers(1)
     API = platform.dispatcher_urls[0]
-    pids.update({name.removesuffix("-1"): pid for name, pid in platform.pids().items()
-                 if name.removesuffix("-1") in ("dispatcher", "gateway", "connection-manager")})
-    platform.purge_queues()
 
 
 def _fanout_webpush(app: str, key: str, pids: str) -> None:
@@ -365,10 +383,11 @@ def _run(what: str, profiling: bool) -> int:
     if private and what != "fanout":
         print("ERROR: BENCH_PORTS=free runs the fan-out benchmark only")
         return 2
-    # A private platform's services start with the JDK's AOT cache unless HERALD_AOT_CACHE=0.
+    # The services start with the JDK's AOT cache unless HERALD_AOT_CACHE=0 (the local run's do not).
+    aot_cache = os.environ.get("HERALD_AOT_CACHE", "1") != "0"
     platform = (LocalPlatform(run_dir() / "bench", jvm_options=[*jvm_options(), *profile.JVM_OPTIONS],
-                              aot_cache=os.environ.get("HERALD_AOT_CACHE", "1") != "0")
-                if private else local_platform(extra_jvm_options=profile.JVM_OPTIONS))
+                              aot_cache=aot_cache)
+                if private else local_platform(extra_jvm_options=profile.JVM_OPTIONS, aot_cache=aot_cache))
     try:
         if private:
             build(platform.root)
