@@ -196,5 +196,8 @@ def test_a_service_starts_from_its_workload_aot_cache_once_one_is_recorded(tmp_p
     assert f"-XX:AOTCache={folder / 'workload.aot'}" in platform._with_aot_cache("gateway", command, None)
     assert platform.has_workload_aot_caches(["gateway"])
 
-    jar.write_bytes(b"another build")   # a new build has no cache yet
+    jar.write_bytes(b"another build")   # a new build has no cache yet, and the old build's go
     assert not platform.has_workload_aot_caches(["gateway"])
+    platform._java, platform.aot_training = "true", True   # `true` stands in for the jar's extraction
+    platform._with_aot_cache("gateway", command, None)
+    assert not folder.exists() and platform._aot_folder("gateway").exists()

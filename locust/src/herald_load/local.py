@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -309,7 +310,11 @@ class LocalPlatform:
         extracted, cache, workload = folder / service_jar(service, self.root).name, folder / "app.aot", folder / WORKLOAD_AOT
         at = command.index("-jar")
         options, arguments = command[:at], [a for a in command[at + 2:] if not a.startswith("--server.port=")]
-        if not extracted.exists():
+        if not extracted.exists():   # a new build: the caches of earlier ones (100 MB each) go
+            for earlier in folder.parent.glob(f"{service}-*"):
+                if earlier != folder and earlier.name.removeprefix(f"{service}-").isalnum():
+                    shutil.rmtree(earlier, ignore_errors=True)
+            folder.mkdir(parents=True, exist_ok=True)
             subprocess.run([self.java, "-Djarmode=tools", "-jar", str(service_jar(service, self.root)), "extract",
                             "--destination", str(folder)], check=True, capture_output=True)
         if self.aot_training:
