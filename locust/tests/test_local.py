@@ -201,3 +201,4 @@ def test_a_service_starts_from_its_workload_aot_cache_once_one_is_recorded(tmp_p
     platform._java, platform.aot_training = "true", True   # `true` stands in for the jar's extraction
     platform._with_aot_cache("gateway", command, None)
     assert not folder.exists() and platform._aot_folder("gateway").exists()
+

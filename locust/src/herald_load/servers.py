@@ -296,6 +296,16 @@ class Redis:
             conn.sendall(b"PING\r\n")
             return conn.recv(16).startswith(b"+PONG")
 
+    def unlink_matching(self, pattern: str) -> int:
+        """Removes the keys matching ``pattern`` (SCAN, then UNLINK 1,000 at a time: Redis frees
+        them in the background); how many."""
+        cli = ["redis-cli", "-p", str(self.port)]
+        keys = subprocess.run([*cli, "--scan", "--pattern", pattern], check=True,
+                              capture_output=True, text=True).stdout.split()
+        for start in range(0, len(keys), 1000):
+            subprocess.run([*cli, "unlink", *keys[start:start + 1000]], check=True, capture_output=True)
+        return len(keys)
+
     def stop(self) -> None:
         if self.process:
             self.process.stop(20)
