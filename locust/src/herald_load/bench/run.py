@@ -385,6 +385,24 @@ def _record(argv: list[str], output: str) -> None:
     print(f"appended to {root / 'docs' / 'benchmarks.md'}")
 
 
+def _measure(platform, app, selected: tuple[str, ...], pids: dict[str, int], profiling: bool) -> None:
+    if "fanout" in selected:
+        _fanout(platform, app.app, app.api_key, pids, profiling)
+    if "fanout-webpush" in selected:
+        _fanout_webpush(app.app, app.api_key, ",".join(f"{name}={pid}" for name, pid in pids.items()))
+    if "scheduled" in selected:
+        _scheduled(app.app, app.api_key)
+    if "cm-connections" in selected:
+        _cm_connections(app.app, pids["connection-manager"], platform.crypto_key)
+    if "cm-delivery" in selected:
+        _cm_delivery(platform, app.app, app.api_key, pids, profiling)
+    if "accept" in selected:
+        _accept(platform, app.app, app.api_key,
+                {name: pids[name] for name in ("dispatcher", "redis", "rabbitmq")}, profiling)
+    if "import" in selected:
+        _import(platform, app.app, app.api_key, {name: pids[name] for name in ("dispatcher", "redis")}, profiling)
+
+
 def _run(what: str, profiling: bool) -> int:
     global API
     _gateway_settings(what)
@@ -427,23 +445,9 @@ def _run(what: str, profiling: bool) -> int:
               f"prefetch {os.environ['HERALD_GATEWAY_PREFETCH']}", flush=True)
         # Start from empty queues: a backlog of an earlier run would share the machine with this one.
         platform.purge_queues()
-        platform.redis.rewrite_aof()   # not by itself in a measured window (Redis.rewrite_aof)
         selected = BENCHMARKS if what == "all" else (what,)
-        if "fanout" in selected:
-            _fanout(platform, app.app, app.api_key, pids, profiling)
-        if "fanout-webpush" in selected:
-            _fanout_webpush(app.app, app.api_key, ",".join(f"{name}={pid}" for name, pid in pids.items()))
-        if "scheduled" in selected:
-            _scheduled(app.app, app.api_key)
-        if "cm-connections" in selected:
-            _cm_connections(app.app, pids["connection-manager"], platform.crypto_key)
-        if "cm-delivery" in selected:
-            _cm_delivery(platform, app.app, app.api_key, pids, profiling)
-        if "accept" in selected:
-            _accept(platform, app.app, app.api_key,
-                    {name: pids[name] for name in ("dispatcher", "redis", "rabbitmq")}, profiling)
-        if "import" in selected:
-            _import(platform, app.app, app.api_key, {name: pids[name] for name in ("dispatcher", "redis")}, profiling)
+        with platform.redis.aof_rewrites_held():
+            _measure(platform, app, selected, pids, profiling)
     except PlatformError as error:
         print(f"ERROR: {error}")
         return 1
