@@ -306,8 +306,9 @@ class LocalPlatform:
         :attr:`aot_training` on, written when that JVM exits) is used when there is one; otherwise
         a start's cache, made once by a training run that starts the service's context and exits
         (``spring.context.exit=onRefresh``; it needs the brokers running)."""
-        folder = self._aot_folder(service)
-        extracted, cache, workload = folder / service_jar(service, self.root).name, folder / "app.aot", folder / WORKLOAD_AOT
+        jar = service_jar(service, self.root)
+        folder = self._aot_folder(service, jar)
+        extracted, cache, workload = folder / jar.name, folder / "app.aot", folder / WORKLOAD_AOT
         at = command.index("-jar")
         options, arguments = command[:at], [a for a in command[at + 2:] if not a.startswith("--server.port=")]
         if not extracted.exists():   # a new build: the caches of earlier ones (100 MB each) go
@@ -315,8 +316,8 @@ class LocalPlatform:
                 if earlier != folder and earlier.name.removeprefix(f"{service}-").isalnum():
                     shutil.rmtree(earlier, ignore_errors=True)
             folder.mkdir(parents=True, exist_ok=True)
-            subprocess.run([self.java, "-Djarmode=tools", "-jar", str(service_jar(service, self.root)), "extract",
-                            "--destination", str(folder)], check=True, capture_output=True)
+            subprocess.run([self.java, "-Djarmode=tools", "-jar", str(jar), "extract", "--destination", str(folder)],
+                           check=True, capture_output=True)
         if self.aot_training:
             self.say(f"{service}: training its AOT cache on the workload (written when it stops)")
             return [*options, f"-XX:AOTCacheOutput={workload}", "-jar", str(extracted), *command[at + 2:]]
@@ -332,8 +333,8 @@ class LocalPlatform:
         cache_options = [f"-XX:AOTCache={chosen}"] if chosen.exists() else []
         return [*options, *cache_options, "-jar", str(extracted), *command[at + 2:]]
 
-    def _aot_folder(self, service: str) -> Path:
-        jar = service_jar(service, self.root)
+    def _aot_folder(self, service: str, jar: Path | None = None) -> Path:
+        jar = jar or service_jar(service, self.root)
         with jar.open("rb") as content:   # by content: a rebuild of the same sources keeps its cache
             digest = hashlib.file_digest(content, "sha256").hexdigest()[:16]
         return self.workdir / "aot" / f"{service}-{digest}"

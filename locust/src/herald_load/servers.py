@@ -297,6 +297,10 @@ class Redis:
             conn.sendall(b"PING\r\n")
             return conn.recv(16).startswith(b"+PONG")
 
+    def cli(self) -> list[str]:
+        """``redis-cli`` pointed at this server; a command's words follow."""
+        return ["redis-cli", "-p", str(self.port)]
+
     @contextlib.contextmanager
     def aof_rewrites_held(self):
         """No automatic rewrite of the append-only file while in the block; the setting is put back
@@ -304,7 +308,7 @@ class Redis:
         that takes a core for seconds. A benchmark adding 100,000 devices doubles it after a clean
         up, and twice in a row on 2026-11-29 that rewrite fell in the import's window (5.79 and
         6.62 s against 3.83 s without it)."""
-        cli = ["redis-cli", "-p", str(self.port)]
+        cli = self.cli()
         setting = subprocess.run([*cli, "config", "get", "auto-aof-rewrite-percentage"], check=True,
                                  capture_output=True, text=True).stdout.split()[-1]
         subprocess.run([*cli, "config", "set", "auto-aof-rewrite-percentage", "0"], check=True, capture_output=True)
@@ -317,7 +321,7 @@ class Redis:
     def unlink_matching(self, pattern: str) -> int:
         """Removes the keys matching ``pattern`` (SCAN, then UNLINK 1,000 at a time: Redis frees
         them in the background); how many."""
-        cli = ["redis-cli", "-p", str(self.port)]
+        cli = self.cli()
         keys = subprocess.run([*cli, "--scan", "--pattern", pattern], check=True,
                               capture_output=True, text=True).stdout.split()
         for start in range(0, len(keys), 1000):

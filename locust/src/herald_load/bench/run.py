@@ -137,8 +137,8 @@ def _fanout(platform, app: str, key: str, pids: dict[str, int], profiling: bool)
     if _env("FANOUT_WARM_PROVIDER", 1) != "0":
         _warm_provider(platform, app, key, pids, count)
 
-    common = ["--app", app, "--key", key, "--count", str(count), "--api", API.removeprefix("http://"),
-              "--sandbox", platform.sandbox_url, "--pids", ",".join(f"{name}={pid}" for name, pid in pids.items())]
+    common = [*_fanout_args(platform, app, key, count),
+              "--pids", ",".join(f"{name}={pid}" for name, pid in pids.items())]
     print("--- cold (Herald's services just started)", flush=True)
     fanout.run([*common, "--topic", "fanout-cold"])
     recorder = None
@@ -178,22 +178,24 @@ def _warm_provider(platform, app: str, key: str, pids: dict[str, int], count: in
     from caches trained on the work it measures, as the JDK intends them to be made."""
     print("--- provider warm-up (the sandbox stands in for FCM, never cold: one fan-out, "
           "then Herald's services are restarted)", flush=True)
-    fanout.run(["--app", app, "--key", key, "--count", str(count), "--api", API.removeprefix("http://"),
-                "--sandbox", platform.sandbox_url, "--topic", "fanout-provider-warm-up"])
+    fanout.run([*_fanout_args(platform, app, key, count), "--topic", "fanout-provider-warm-up"])
     if platform.aot_cache and not platform.has_workload_aot_caches():
         print("--- AOT cache training (once per build): Herald's services restarted to record a fan-out, "
               "their caches written as they stop", flush=True)
         platform.aot_training = True
         try:
-            _restart_herald(platform)
-            fanout.run(["--app", app, "--key", key, "--count", str(count), "--api", API.removeprefix("http://"),
-                        "--sandbox", platform.sandbox_url, "--topic", "fanout-aot-training"])
+            _restart_herald(platform, pids)
+            fanout.run([*_fanout_args(platform, app, key, count), "--topic", "fanout-aot-training"])
         finally:
             platform.aot_training = False
-    _restart_herald(platform)
-    pids.update({name.removesuffix("-1"): pid for name, pid in platform.pids().items()
-                 if name.removesuffix("-1") in ("dispatcher", "gateway", "connection-manager")})
+    _restart_herald(platform, pids)
     platform.purge_queues()
+
+
+def _fanout_args(platform, app: str, key: str, count: int) -> list[str]:
+    """A fan-out run's arguments, its topic and the processes it measures aside."""
+    return ["--app", app, "--key", key, "--count", str(count), "--api", API.removeprefix("http://"),
+            "--sandbox", platform.sandbox_url]
 
 
 def _forget(redis, app: str) -> None:
@@ -205,14 +207,23 @@ def _forget(redis, app: str) -> None:
         print(f"WARNING: the benchmark app's keys stay in Redis: {error}", flush=True)
 
 
-def _restart_herald(platform) -> None:
-    """Herald's services stopped and started again, the brokers and the sandbox kept."""
+def _restart_herald(platform, pids: dict[str, int]) -> None:
+    """Herald's services stopped and started again, the brokers and the sandbox kept; ``pids``
+    updated."""
     global API
     platform.stop_herald_services()
     platform.start_gateways(1)
     platform.start_connection_managers(1)
     platform.start_dispatchers(1)
     API = platform.dispatcher_urls[0]
+    # Only Herald's: RabbitMQ's is its Erlang VM's, not what the platform started (see _run).
+    pids.update({role: pid for role, pid in _roles(platform).items()
+                 if role in ("dispatcher", "gateway", "connection-manager")})
+
+
+def _roles(platform) -> dict[str, int]:
+    """Process ids by role: a private platform numbers its replicas (gateway-1); there is one of each."""
+    return {name.removesuffix("-1"): pid for name, pid in platform.pids().items()}
 
 
 def _fanout_webpush(app: str, key: str, pids: str) -> None:
@@ -428,8 +439,7 @@ def _run(what: str, profiling: bool) -> int:
             start(platform)
         provisioner = Provisioner(API, platform.admin_token, platform.sandbox_url)
         app = provisioner.create_app(f"bench-{int(time.time())}", name="Benchmark")
-        # A private platform numbers its replicas (gateway-1); there is one of each.
-        running = {name.removesuffix("-1"): pid for name, pid in platform.pids().items()}
+        running = _roles(platform)
         # The Erlang VM, not RabbitMQ's start script, is where the broker's CPU goes.
         running["rabbitmq"] = platform.rabbit.vm_pid()
         pids = {name: running[name] for name in ("dispatcher", "gateway", "provider-sandbox",
