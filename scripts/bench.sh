@@ -6,7 +6,7 @@
 #   BENCH_PORTS=free: a platform of its own on free ports, stopped at the end (fan-out only)
 # Starts the local platform (as scripts/run-local.sh does, without the demo) with benchmark
 # settings and runs them: python3 -m herald_load bench (locust/src/herald_load/bench/run.py says
-# what each measures, its target and its knobs: FANOUT_COUNT, FANOUT_WARM_RUNS, FANOUT_WARM_PROVIDER, SEED_COUNT, WEBPUSH_COUNT, SCHEDULED_COUNT, SCHEDULED_ZONES, ACCEPT_SECONDS, ACCEPT_WARMUP_SECONDS, ACCEPT_CONNECTIONS,
+# what each measures, its target and its knobs: BENCH_FCM_PER_MINUTE, FANOUT_COUNT, FANOUT_WARM_RUNS, FANOUT_WARM_PROVIDER, SEED_COUNT, WEBPUSH_COUNT, SCHEDULED_COUNT, SCHEDULED_ZONES, ACCEPT_SECONDS, ACCEPT_WARMUP_SECONDS, ACCEPT_CONNECTIONS,
 # ACCEPT_PIPELINE, IMPORT_COUNT, CM_CONNECTIONS, CM_DEVICES, CM_RATE, CM_SECONDS, CM_WARMUP_SECONDS, CM_TO, HERALD_GATEWAY_*).
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh

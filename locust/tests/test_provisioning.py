@@ -44,6 +44,8 @@ class _Api(BaseHTTPRequestHandler):
             self._answer(200, {"mqtt": mqtt} if body["channel"] == "mqtt" else body)
         elif self.command == "PUT" and "/credentials/" in self.path:
             self._answer(204)
+        elif self.command == "PUT" and self.path.endswith("/limits"):
+            self._answer(200, body) if body.get("fcmPerMinute", 1) <= 6_000_000 else self._answer(400, {"title": "too high"})
         else:
             self._answer(404, {"title": "no such thing"})
 
@@ -71,6 +73,15 @@ def test_an_app_gets_its_key_and_the_sandbox_credentials_with_the_admin_token(ap
     assert stored["/v1/apps/shop/credentials/fcm"] == ("Bearer admin-token",
                                                        {"serviceAccount": {"project_id": "p"}})
     assert stored["/v1/apps/shop/credentials/apns"] == ("Bearer admin-token", {"keyId": "k"})
+
+
+def test_limits_are_set_with_the_admin_token_and_a_refusal_is_an_error(api):
+    provisioner = Provisioner(api, "admin-token")
+
+    assert provisioner.set_limits("shop", fcmPerMinute=6_000_000) == {"fcmPerMinute": 6_000_000}
+    assert _Api.calls[-1] == ("PUT", "/v1/apps/shop/limits", "Bearer admin-token", {"fcmPerMinute": 6_000_000})
+    with pytest.raises(ProvisioningError, match="limits of app shop: HTTP 400"):
+        provisioner.set_limits("shop", fcmPerMinute=7_000_000)
 
 
 def test_an_existing_app_gets_a_new_key_only_when_asked(api):

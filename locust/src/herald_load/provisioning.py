@@ -90,6 +90,11 @@ class Provisioner:
                    "storing APNs credentials")
         return result
 
+    def set_limits(self, app: str, **limits: int | None) -> dict:
+        """Sets the app's own rate limits (``fcmPerMinute``, ``apnsPerMinute``, ``apiPerSecond``;
+        one left out or None is the service's default); the limits as stored."""
+        return _check(self._call("PUT", f"/v1/apps/{app}/limits", limits), f"setting the limits of app {app}")
+
     def register_device(self, target: Provisioned, device: str, registration: dict) -> dict:
         """One device (``registration``: channel, token, topics); the registration's answer."""
         return _check(self._call("PUT", f"/v1/apps/{target.app}/devices/{device}", registration,
