@@ -150,6 +150,19 @@ def test_the_benchmarks_own_jvm_options_come_after_the_defaults(tmp_path, monkey
     assert platform.jvm_options == [*DEFAULT_JVM_OPTIONS, "-XX:FlightRecorderOptions:stackdepth=128"]
 
 
+def test_a_service_with_a_heap_of_its_own_gets_it_after_the_defaults_and_before_herald_java_opts(tmp_path, monkeypatch):
+    from herald_load.local import DEFAULT_JVM_OPTIONS, SERVICE_HEAPS
+    from herald_load.localrun import local_platform
+
+    monkeypatch.setenv("HERALD_JAVA_OPTS", "-Xmx512m")
+    platform = local_platform(tmp_path, say=lambda _: None)
+
+    assert platform._service_jvm_options("gateway") == [*DEFAULT_JVM_OPTIONS, *SERVICE_HEAPS["gateway"], "-Xmx512m"]
+    assert platform._service_jvm_options("dispatcher") == [*DEFAULT_JVM_OPTIONS, "-Xmx512m"]
+    # Options that are not the platform's defaults (the scale-out runner's own) are taken as given.
+    assert LocalPlatform(tmp_path, jvm_options=["-Xmx1g"])._service_jvm_options("gateway") == ["-Xmx1g"]
+
+
 def test_stopping_heralds_services_leaves_the_sandbox_running(tmp_path):
     """The fan-out benchmark restarts Herald against a sandbox kept warm (bench.run._warm_provider)."""
     platform = LocalPlatform(tmp_path, root=tmp_path, log=lambda _: None)
