@@ -84,6 +84,27 @@ def test_limits_are_set_with_the_admin_token_and_a_refusal_is_an_error(api):
         provisioner.set_limits("shop", fcmPerMinute=7_000_000)
 
 
+def test_the_benchmark_app_gets_the_raised_quota_or_a_clear_error_for_a_bad_setting(api, monkeypatch):
+    from herald_load.bench.run import RAISED_FCM_PER_MINUTE, _app_limits
+    from herald_load.processes import PlatformError
+
+    provisioner = Provisioner(api, "admin-token")
+    monkeypatch.delenv("BENCH_FCM_PER_MINUTE", raising=False)
+    _app_limits(provisioner, "bench")
+    assert _Api.calls[-1][1:] == ("/v1/apps/bench/limits", "Bearer admin-token", {"fcmPerMinute": RAISED_FCM_PER_MINUTE})
+
+    monkeypatch.setenv("BENCH_FCM_PER_MINUTE", "default")   # the gateway's own: nothing is set
+    calls = len(_Api.calls)
+    _app_limits(provisioner, "bench")
+    assert len(_Api.calls) == calls
+    monkeypatch.setenv("BENCH_FCM_PER_MINUTE", "lots")
+    with pytest.raises(PlatformError, match="give messages a minute"):
+        _app_limits(provisioner, "bench")
+    monkeypatch.setenv("BENCH_FCM_PER_MINUTE", "7000000")     # refused by the API: its answer, as a platform error
+    with pytest.raises(PlatformError, match="BENCH_FCM_PER_MINUTE=7000000: .*HTTP 400"):
+        _app_limits(provisioner, "bench")
+
+
 def test_an_existing_app_gets_a_new_key_only_when_asked(api):
     provisioner = Provisioner(api, "admin-token")
     provisioner.create_app("demo")

@@ -79,7 +79,7 @@ from . import fanout, imports, mqtt, profile, scheduled, seed, soak
 from ..local import LocalPlatform
 from ..localrun import build, jvm_options, local_platform, run_dir, start
 from ..processes import PlatformError
-from ..provisioning import Provisioner
+from ..provisioning import Provisioner, ProvisioningError
 
 SEND_LUA = Path(__file__).with_name("send.lua")
 API = "http://127.0.0.1:8080"
@@ -113,7 +113,12 @@ def _app_limits(provisioner: Provisioner, app: str) -> None:
     if wanted == "default":
         print("app's FCM quota: the gateway's default (FCM's 600,000 a minute: a 100,000 fan-out takes at least 9.2 s)")
         return
-    limits = provisioner.set_limits(app, fcmPerMinute=int(wanted))
+    if not wanted.isdigit():
+        raise PlatformError(f"BENCH_FCM_PER_MINUTE={wanted!r}: give messages a minute (1 to 6000000) or 'default'")
+    try:
+        limits = provisioner.set_limits(app, fcmPerMinute=int(wanted))
+    except ProvisioningError as refused:   # out of the admin API's bounds: its problem+json says which
+        raise PlatformError(f"BENCH_FCM_PER_MINUTE={wanted}: {refused}") from None
     print(f"app's FCM quota: {limits['fcmPerMinute']:,} a minute (a raised project quota; the sandbox enforces "
           f"none; BENCH_FCM_PER_MINUTE=default for FCM's 600,000)", flush=True)
 
