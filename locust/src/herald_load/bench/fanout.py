@@ -118,10 +118,11 @@ def settle(pids, quiet_share=0.08, quiet_seconds=2, longest=30.0):
     seconds waited."""
     t = time.monotonic()
     quiet = 0
+    used = sum(proc_cpu_seconds(pid) for pid in pids.values())
     while time.monotonic() - t < longest and quiet < quiet_seconds:
-        before = sum(proc_cpu_seconds(pid) for pid in pids.values())
         time.sleep(1.0)  # the interval the CPU is measured over
-        quiet = quiet + 1 if sum(proc_cpu_seconds(pid) for pid in pids.values()) - before < quiet_share else 0
+        before, used = used, sum(proc_cpu_seconds(pid) for pid in pids.values())
+        quiet = quiet + 1 if used - before < quiet_share else 0
     return time.monotonic() - t
 
 
