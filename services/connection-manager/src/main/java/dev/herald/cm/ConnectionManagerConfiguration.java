@@ -24,7 +24,6 @@ import org.springframework.amqp.core.DirectExchange;
 import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionListener;
-import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -64,9 +63,9 @@ public class ConnectionManagerConfiguration {
     }
 
     @Bean
-    ConfirmedPublisher confirmedPublisher(RabbitTemplate rabbit, JsonMapper json) {
-        rabbit.setMandatory(true);
-        return new ConfirmedPublisher(rabbit, json);
+    ConfirmedPublisher confirmedPublisher(ConnectionFactory connections, JsonMapper json) {
+        // confirms, mandatory and returns on a channel of its own (ConfirmedPublisher says why)
+        return new ConfirmedPublisher(connections, json);
     }
 
     @Bean

@@ -51,7 +51,6 @@ import java.util.concurrent.TimeUnit;
 import org.springframework.amqp.core.AcknowledgeMode;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
-import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.context.LifecycleProperties;
@@ -91,9 +90,9 @@ public class GatewayConfiguration {
     }
 
     @Bean
-    ConfirmedPublisher confirmedPublisher(RabbitTemplate rabbit, JsonMapper json) {
-        rabbit.setMandatory(true);
-        return new ConfirmedPublisher(rabbit, json);
+    ConfirmedPublisher confirmedPublisher(ConnectionFactory connections, JsonMapper json) {
+        // confirms, mandatory and returns on a channel of its own (ConfirmedPublisher says why)
+        return new ConfirmedPublisher(connections, json);
     }
 
     @Bean

@@ -83,12 +83,9 @@ final class FaultRun implements AutoCloseable {
         this.status = new MessageStatusStore(redis.async(), functions, Duration.ofHours(1), Clock.systemUTC());
         this.rabbitConnections = new CachingConnectionFactory();
         rabbitConnections.setAddresses(rabbitAddresses);
-        // As the dispatcher publishes: correlated confirms, returns, mandatory, through ConfirmedPublisher.
-        rabbitConnections.setPublisherConfirmType(CachingConnectionFactory.ConfirmType.CORRELATED);
-        rabbitConnections.setPublisherReturns(true);
         this.rabbit = new RabbitTemplate(rabbitConnections);
-        rabbit.setMandatory(true);
-        this.publisher = new ConfirmedPublisher(rabbit, JSON);
+        // As the dispatcher publishes: confirmed, mandatory, through ConfirmedPublisher.
+        this.publisher = new ConfirmedPublisher(rabbitConnections, JSON);
     }
 
     ProviderSandbox sandbox() {

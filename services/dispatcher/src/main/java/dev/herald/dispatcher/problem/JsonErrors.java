@@ -28,7 +28,9 @@ public final class JsonErrors {
             Map.entry(Integer.class, "an integer"), Map.entry(int.class, "an integer"),
             Map.entry(Long.class, "an integer"), Map.entry(long.class, "an integer"),
             Map.entry(Boolean.class, "a boolean"), Map.entry(boolean.class, "a boolean"),
-            Map.entry(Double.class, "a number"), Map.entry(double.class, "a number"));
+            Map.entry(Double.class, "a number"), Map.entry(double.class, "a number"),
+            // an instant that did not parse: Jackson's parser wants the seconds (RFC 3339 requires them)
+            Map.entry(java.time.Instant.class, "a date-time with an offset, seconds included (2026-06-01T09:00:00Z)"));
 
     private JsonErrors() {
     }

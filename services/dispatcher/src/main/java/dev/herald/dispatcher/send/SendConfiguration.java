@@ -10,9 +10,8 @@ import dev.herald.store.status.MessageStatusStore;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
-import org.slf4j.LoggerFactory;
 import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
-import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -30,12 +29,9 @@ public class SendConfiguration {
     }
 
     @Bean
-    ConfirmedPublisher confirmedPublisher(RabbitTemplate rabbit, JsonMapper json) {
-        rabbit.setMandatory(true); // an unroutable message is returned, and counts as a failure
-        rabbit.setReturnsCallback(returned -> LoggerFactory.getLogger(ConfirmedPublisher.class).warn(
-                "RabbitMQ returned a message to {}/{}: {} {}", returned.getExchange(), returned.getRoutingKey(),
-                returned.getReplyCode(), returned.getReplyText()));
-        return new ConfirmedPublisher(rabbit, json);
+    ConfirmedPublisher confirmedPublisher(ConnectionFactory connections, JsonMapper json) {
+        // confirms, mandatory and returns on a channel of its own (ConfirmedPublisher says why)
+        return new ConfirmedPublisher(connections, json);
     }
 
     @Bean
