@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 /**
@@ -30,11 +31,15 @@ import java.util.stream.Collectors;
  * those that finish together (OutcomeGroups).
  */
 public final class MessageStatusStore {
+    private static final long TRIM_EVERY_MS = 1000;
+
     private final RedisClusterAsyncCommands<String, String> redis;
     private final HeraldFunctions functions;
     private final Duration ttl;
     private final Clock clock;
     private final OutcomeGroups outcomes;
+    /** When this process last trimmed each app's list of recent messages (ms, from the clock). */
+    private final ConcurrentHashMap<String, Long> lastTrimmed = new ConcurrentHashMap<>();
 
     public MessageStatusStore(RedisClusterAsyncCommands<String, String> redis, HeraldFunctions functions, Duration ttl, Clock clock) {
         this(redis, functions, ttl, clock, Duration.ZERO);
@@ -79,15 +84,32 @@ public final class MessageStatusStore {
 
     /**
      * Adds a message to its app's list of recent messages (sent back to back with the status, no extra
-     * round trip to wait for) and trims what is older than a status can live.
+     * round trip to wait for) and renews the list's TTL. What is older than a status can live is
+     * trimmed at most once a second per app and process: at thousands of sends a second that command
+     * was a sixth of the send path's Redis calls, for a list whose readers check each id against its
+     * status anyway (an id trimmed a second late lists a status that {@link #find} reports gone).
      */
     private CompletableFuture<Void> index(String appId, String id, Instant acceptedAt) {
         String key = RedisKeys.appMessages(appId);
         CompletableFuture<Long> added = redis.zadd(key, acceptedAt.toEpochMilli(), id).toCompletableFuture();
-        CompletableFuture<Long> trimmed = redis.zremrangebyscore(key,
-                Range.create(0, clock.millis() - ttl.toMillis())).toCompletableFuture();
+        long now = clock.millis();
+        CompletableFuture<Long> trimmed = trimDue(appId, now)
+                ? redis.zremrangebyscore(key, Range.create(0, now - ttl.toMillis())).toCompletableFuture()
+                : CompletableFuture.completedFuture(0L);
         return redis.expire(key, ttl).toCompletableFuture()
                 .thenCombine(added, (expires, count) -> null).thenCombine(trimmed, (ignored, count) -> null);
+    }
+
+    /** True for the one caller that is to trim now: none did within the last second (or the clock went back). */
+    private boolean trimDue(String appId, long now) {
+        Long last = lastTrimmed.get(appId);
+        if (last == null) {
+            return lastTrimmed.putIfAbsent(appId, now) == null;
+        }
+        if (now >= last && now - last < TRIM_EVERY_MS) {
+            return false;
+        }
+        return lastTrimmed.replace(appId, last, now);
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.herald.store.TestRedis;
 import dev.herald.store.keys.RedisKeys;
+import dev.herald.testsupport.SettableClock;
 import io.lettuce.core.ScoredValue;
 import java.time.Clock;
 import java.time.Duration;
@@ -27,6 +28,28 @@ class ConsoleQueriesTests {
             Clock.fixed(NOW, ZoneOffset.UTC));
 
     @Test
+    void theRecentListIsTrimmedAtMostOnceASecondPerApp() {
+        SettableClock clock = new SettableClock(NOW);
+        MessageStatusStore store = new MessageStatusStore(redis.async(), redis.functions(), TTL, clock);
+        join(store.accepted("t0", "trimmed", Optional.of(1), NOW));
+        // Entries that aged past the status TTL (written straight into the list, as an hour of sends would leave them).
+        redis.sync().zadd(RedisKeys.appMessages("trimmed"), NOW.minus(TTL).minusSeconds(5).toEpochMilli(), "stale");
+        clock.advance(Duration.ofMillis(999));
+        join(store.accepted("t1", "trimmed", Optional.of(1), clock.instant()));
+        assertThat(redis.sync().zscore(RedisKeys.appMessages("trimmed"), "stale")).as("within the second: not trimmed").isNotNull();
+        clock.advance(Duration.ofMillis(1));
+        join(store.accepted("t2", "trimmed", Optional.of(1), clock.instant()));
+        assertThat(redis.sync().zscore(RedisKeys.appMessages("trimmed"), "stale")).as("a second later: trimmed").isNull();
+        assertThat(redis.sync().zrange(RedisKeys.appMessages("trimmed"), 0, -1)).containsExactly("t0", "t1", "t2");
+        // A list emptied (the console forgot its messages) and written again within the second keeps a TTL.
+        join(store.forget("trimmed", List.of("t0", "t1", "t2")));
+        join(store.accepted("t3", "trimmed", Optional.of(1), clock.instant()));
+        assertThat(redis.sync().ttl(RedisKeys.appMessages("trimmed"))).isPositive();
+        assertThat(redis.sync().hget(RedisKeys.message("t2"), "app")).isEqualTo("trimmed");
+        assertThat(redis.sync().ttl(RedisKeys.message("t2"))).isBetween(TTL.toSeconds() - 5, TTL.toSeconds());
+    }
+
+    @Test
     void recentMessagesPageNewestFirstAndOldOnesAreTrimmed() {
         join(store.accepted("m-old", "shop", Optional.of(1), NOW.minus(TTL).minusSeconds(1)));
         for (int i = 0; i < 5; i++) {
@@ -34,7 +57,7 @@ class ConsoleQueriesTests {
         }
         join(store.scheduled("m-later", "shop", List.of(NOW.plusSeconds(3600)), NOW));
         join(store.accepted("other", "bank", Optional.of(1), NOW));
-        // m-old was trimmed by the next write: older than a status can live.
+        // m-old was trimmed by its own write: older than a status can live.
 
         List<ScoredValue<String>> first = join(store.recent("shop", Long.MAX_VALUE, 0, 3));
         assertThat(first).extracting(ScoredValue::getValue).containsExactly("m-later", "m4", "m3");
