@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
 import pytest
 
+from herald_load.processes import repository_root
 from herald_load.servers import Redis
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
@@ -34,6 +36,27 @@ def test_a_benchmark_apps_keys_are_removed_and_no_others(redis):
     assert redis.unlink_matching("*{bench-1}*") == 2501
     left = subprocess.run([*cli, "--scan"], check=True, capture_output=True, text=True).stdout.split()
     assert sorted(left) == ["apikey:k", "dev:{bench-10}:d"]
+
+
+def test_a_benchmark_apps_messages_are_removed_through_its_list_and_no_others(redis):
+    cli = redis.cli()
+    # Two messages of the app with keys of every kind a message has; one of another app.
+    subprocess.run([*cli, "zadd", "msgs:{bench-1}", "1", "m1", "2", "m2"], check=True, capture_output=True)
+    for message in ("m1", "m2", "other"):
+        subprocess.run([*cli, "mset", *[part for prefix in Redis.MESSAGE_KEY_PREFIXES
+                                        for part in (f"{prefix}:{{{message}}}", "x")]],
+                       check=True, capture_output=True)
+
+    assert redis.unlink_messages_of("bench-1") == 2
+    left = subprocess.run([*cli, "--scan"], check=True, capture_output=True, text=True).stdout.split()
+    assert sorted(left) == sorted(["msgs:{bench-1}", *(f"{prefix}:{{other}}" for prefix in Redis.MESSAGE_KEY_PREFIXES)])
+
+
+def test_the_message_key_prefixes_are_those_the_store_documents():
+    # libs/store/README.md owns the key layout; a message key added there must be removed here too.
+    table = (repository_root() / "libs" / "store" / "README.md").read_text()
+    documented = re.findall(r"^\| `([a-z]+):\{<message>\}`", table, flags=re.MULTILINE)
+    assert sorted(documented) == sorted(Redis.MESSAGE_KEY_PREFIXES)
 
 
 def test_no_automatic_aof_rewrite_while_a_benchmark_measures(redis):

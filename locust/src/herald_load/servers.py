@@ -328,6 +328,22 @@ class Redis:
             subprocess.run([*cli, "unlink", *keys[start:start + 1000]], check=True, capture_output=True)
         return len(keys)
 
+    # The keys of one message (libs/store/README.md), all in its hash slot.
+    MESSAGE_KEY_PREFIXES = ("msg", "done", "expand", "throttle", "sched")
+
+    def unlink_messages_of(self, app: str) -> int:
+        """Removes the keys of the app's messages, which its list of recent messages
+        (``msgs:{app}``) names: their hash tag is the message's, not the app's, so
+        :meth:`unlink_matching` on the app's tag leaves them (a week each, the status TTL). How
+        many messages."""
+        cli = self.cli()
+        ids = subprocess.run([*cli, "zrange", f"msgs:{{{app}}}", "0", "-1"], check=True,
+                             capture_output=True, text=True).stdout.split()
+        keys = [f"{prefix}:{{{message}}}" for message in ids for prefix in self.MESSAGE_KEY_PREFIXES]
+        for start in range(0, len(keys), 1000):
+            subprocess.run([*cli, "unlink", *keys[start:start + 1000]], check=True, capture_output=True)
+        return len(ids)
+
     def stop(self) -> None:
         if self.process:
             self.process.stop(20)

@@ -226,10 +226,14 @@ def _fanout_args(platform, app: str, key: str, count: int) -> list[str]:
 
 
 def _forget(redis, app: str) -> None:
-    """The run's devices (500,000 in a fan-out) would otherwise stay in the local run's Redis, which
-    then took over 30 s to load its append-only file at the next start."""
+    """The run's devices (500,000 in a fan-out) and its messages' statuses (about 360,000 in an accept
+    run, kept a week) would otherwise stay in the local run's Redis: it then took over 30 s to load
+    its append-only file at the next start, and 4 million keys had piled up by the morning of
+    2026-11-29. The messages go first: the app's list of them is among its keys."""
     try:
-        print(f"removed the benchmark app's {redis.unlink_matching(f'*{{{app}}}*')} keys from Redis", flush=True)
+        messages = redis.unlink_messages_of(app)
+        print(f"removed the benchmark app's {messages} messages and {redis.unlink_matching(f'*{{{app}}}*')} "
+              f"keys from Redis", flush=True)
     except (OSError, subprocess.CalledProcessError) as error:   # the figures above stand
         print(f"WARNING: the benchmark app's keys stay in Redis: {error}", flush=True)
 
