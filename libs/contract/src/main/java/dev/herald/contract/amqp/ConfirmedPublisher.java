@@ -18,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import org.springframework.amqp.AmqpException;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.amqp.rabbit.connection.RabbitUtils;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -83,7 +84,7 @@ public final class ConfirmedPublisher {
         byte[] body = json.writeValueAsBytes(outgoing.body());
         lock.lock();
         try {
-            Confirming confirming = current != null && current.channel.isOpen() ? current : open();
+            Confirming confirming = current != null && current.usable() ? current : open();
             long sequence = confirming.channel.getNextPublishSeqNo();
             Map<String, Object> headers = new HashMap<>(outgoing.headers());
             headers.put(SEQUENCE_HEADER, sequence);
@@ -171,6 +172,8 @@ public final class ConfirmedPublisher {
     private static final class Confirming {
         final Channel channel;
         final ConcurrentSkipListMap<Long, Pending> pending = new ConcurrentSkipListMap<>();
+        /** Set on a nack, before the channel is closed: nothing more is published on it meanwhile. */
+        volatile boolean retired;
 
         Confirming(Channel channel) {
             this.channel = channel;
@@ -186,6 +189,10 @@ public final class ConfirmedPublisher {
             channel.addShutdownListener(cause -> failAll(cause));
         }
 
+        boolean usable() {
+            return !retired && channel.isOpen();
+        }
+
         private void acked(long sequence, boolean multiple) {
             for (Pending message : settled(sequence, multiple)) {
                 if (message.returned == null) {
@@ -198,17 +205,13 @@ public final class ConfirmedPublisher {
         }
 
         private void nacked(long sequence, boolean multiple) {
+            retired = true; // before the callers hear of the nack: their next publish must not land here
             for (Pending message : settled(sequence, multiple)) {
                 message.confirmed.completeExceptionally(new PublishFailedException(PublishFailedException.Reason.nack,
                         "RabbitMQ refused the message", null));
             }
-            Thread.ofVirtual().name("retire-nacked-channel").start(() -> {
-                try {
-                    channel.close();
-                } catch (IOException | java.util.concurrent.TimeoutException | ShutdownSignalException e) {
-                    // already closing: what it was waiting for fails through the shutdown listener
-                }
-            });
+            // What it still waits for fails through the shutdown listener.
+            Thread.ofVirtual().name("retire-nacked-channel").start(() -> RabbitUtils.closeChannel(channel));
         }
 
         private List<Pending> settled(long sequence, boolean multiple) {
