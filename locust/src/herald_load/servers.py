@@ -321,12 +321,15 @@ class Redis:
     def unlink_matching(self, pattern: str) -> int:
         """Removes the keys matching ``pattern`` (SCAN, then UNLINK 1,000 at a time: Redis frees
         them in the background); how many."""
-        cli = self.cli()
-        keys = subprocess.run([*cli, "--scan", "--pattern", pattern], check=True,
+        keys = subprocess.run([*self.cli(), "--scan", "--pattern", pattern], check=True,
                               capture_output=True, text=True).stdout.split()
-        for start in range(0, len(keys), 1000):
-            subprocess.run([*cli, "unlink", *keys[start:start + 1000]], check=True, capture_output=True)
+        self._unlink(keys)
         return len(keys)
+
+    def _unlink(self, keys: list[str]) -> None:
+        """UNLINK, 1,000 keys a call."""
+        for start in range(0, len(keys), 1000):
+            subprocess.run([*self.cli(), "unlink", *keys[start:start + 1000]], check=True, capture_output=True)
 
     # The keys of one message (libs/store/README.md), all in its hash slot.
     MESSAGE_KEY_PREFIXES = ("msg", "done", "expand", "throttle", "sched")
@@ -336,12 +339,9 @@ class Redis:
         (``msgs:{app}``) names: their hash tag is the message's, not the app's, so
         :meth:`unlink_matching` on the app's tag leaves them (a week each, the status TTL). How
         many messages."""
-        cli = self.cli()
-        ids = subprocess.run([*cli, "zrange", f"msgs:{{{app}}}", "0", "-1"], check=True,
+        ids = subprocess.run([*self.cli(), "zrange", f"msgs:{{{app}}}", "0", "-1"], check=True,
                              capture_output=True, text=True).stdout.split()
-        keys = [f"{prefix}:{{{message}}}" for message in ids for prefix in self.MESSAGE_KEY_PREFIXES]
-        for start in range(0, len(keys), 1000):
-            subprocess.run([*cli, "unlink", *keys[start:start + 1000]], check=True, capture_output=True)
+        self._unlink([f"{prefix}:{{{message}}}" for message in ids for prefix in self.MESSAGE_KEY_PREFIXES])
         return len(ids)
 
     def stop(self) -> None:
