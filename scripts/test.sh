@@ -25,6 +25,21 @@ VENV="${HERALD_VENV:-${XDG_CACHE_HOME:-${HOME}/.cache}/herald/venv}"
 LOCUST_DIR="${HERALD_ROOT}/locust"
 
 failed=()
+# pytest's short summaries (its -ra lines: which test failed and why) of the stages that failed,
+# repeated at the very end: CI shows only the tail of the log, and the Python stages run first.
+summaries="$(mktemp -d)"
+trap 'rm -rf "$summaries"' EXIT
+
+# pytest in locust/ with the given arguments, its output shown as it runs and its short summary kept
+# (a file named after the stage) for the end of the log. Returns pytest's exit code.
+pytest_in_locust() {
+  local stage="$1" rc=0
+  shift
+  (cd "$LOCUST_DIR" && "${VENV}/bin/python" -m pytest -q "$@") 2>&1 | tee "${summaries}/${stage}.log" || rc=$?
+  ((rc == 0)) || sed -n '/short test summary info/,$p' "${summaries}/${stage}.log" >"${summaries}/${stage}.summary"
+  rm -f "${summaries}/${stage}.log"
+  return "$rc"
+}
 
 # Note: called as `python_tests || ...`, where `set -e` does not apply, so every
 # step checks its own result.
@@ -60,7 +75,7 @@ python_tests() {
 
   log "Python: pytest in locust/"
   local rc=0
-  (cd "$LOCUST_DIR" && "${VENV}/bin/python" -m pytest -q) || rc=$?
+  pytest_in_locust python || rc=$?
   if ((rc == 5)); then
     # pytest's exit code 5 means "no tests collected": not a failure (yet).
     log "Python: no tests collected in locust/ (pytest exit 5), treated as success"
@@ -90,7 +105,7 @@ log "Java: mvn ${mvn_args[*]} $*"
 # the jars Maven just built, hence after it (locust/README.md).
 if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
   log "Python: Locust smoke runs (pytest -m smoke in locust/)"
-  (cd "$LOCUST_DIR" && "${VENV}/bin/python" -m pytest -q -m smoke) || failed+=("Locust smoke runs (locust/)")
+  pytest_in_locust smoke -m smoke || failed+=("Locust smoke runs (locust/)")
 fi
 
 # The console's browser tests (a few minutes): headless Chromium, from Debian's chromium package, driven
@@ -99,7 +114,7 @@ fi
 # services/dispatcher/target/console-e2e/.
 if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
   log "Console: browser tests (pytest -m console in locust/)"
-  (cd "$LOCUST_DIR" && "${VENV}/bin/python" -m pytest -q -m console) || failed+=("console browser tests (locust/tests/test_console.py)")
+  pytest_in_locust console -m console || failed+=("console browser tests (locust/tests/test_console.py)")
 fi
 
 # Property-based fuzzing of the dispatcher's API from its OpenAPI document: schemathesis (pinned, in
@@ -120,6 +135,10 @@ bash "${HERALD_ROOT}/scripts/k8s/test-cluster.sh" ||
   failed+=("cluster tests (tests/charts, tests/node, tests/autoscaling, tests/capacity; scripts/k8s/test-cluster.sh)")
 
 if ((${#failed[@]})); then
+  for summary in "$summaries"/*.summary; do
+    [[ -s "$summary" ]] || continue
+    printf '==> pytest (%s), again: %s\n' "$(basename "$summary" .summary)" "$(cat "$summary")" >&2
+  done
   printf 'FAILED: %s\n' "${failed[@]}" >&2
   exit 1
 fi
