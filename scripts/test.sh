@@ -8,7 +8,8 @@
 #   4. one test cluster (kwok nodes and a real node: containerd, kubelet, kube-proxy) shared by the
 #      chart tests, the real-node tests and KEDA scaling real gateway pods (scripts/k8s/test-cluster.sh,
 #      tests/charts, tests/node, tests/autoscaling, and a short scale-out run in Kubernetes mode:
-#      tests/capacity).
+#      tests/capacity); its tools and the node's images (scripts/k8s/tools.sh) are built in the
+#      background, at idle priority, from the start of stage 2 on.
 #
 # Usage: scripts/test.sh [extra Maven arguments, e.g. -pl :gateway -am]
 #
@@ -28,7 +29,19 @@ failed=()
 # pytest's short summaries (its -ra lines: which test failed and why) of the stages that failed,
 # repeated at the very end: CI shows only the tail of the log, and the Python stages run first.
 summaries="$(mktemp -d)"
-trap 'rm -rf "$summaries"' EXIT
+tools_pid=""
+# A process and everything it started (the background tools build's go and debootstrap children).
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" || true); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+# shellcheck disable=SC2317 # invoked by the EXIT trap
+on_exit() {
+  [[ -z "$tools_pid" ]] || kill_tree "$tools_pid"
+  rm -rf "$summaries"
+}
+trap on_exit EXIT
 
 # pytest in locust/ with the given arguments, its output shown as it runs and its short summary kept
 # (a file named after the stage) for the end of the log. Returns pytest's exit code.
@@ -87,6 +100,24 @@ python_tests() {
 log "system packages"
 bash "${HERALD_ROOT}/scripts/install-deps.sh"
 
+# The cluster stage's tools and the node's images (scripts/k8s/tools.sh: Go builds of the control
+# plane, KEDA and more, about 22 minutes on 2 cores when nothing is cached) are built in the
+# background from here on, at idle CPU and I/O priority (SCHED_IDLE: the scheduler gives them only
+# CPU no test wants), so a cold run spends on them what the Python and Java stages leave idle
+# instead of adding them all after. They need nothing those stages build. The cluster stage waits
+# for them; a warm run finds everything cached in seconds.
+tools_log="${summaries}/tools.log"
+if command -v chrt >/dev/null 2>&1 && chrt --idle 0 true 2>/dev/null; then
+  idle=(chrt --idle 0)
+else
+  idle=(nice -n 19)
+fi
+command -v ionice >/dev/null 2>&1 && idle+=(ionice -c 3)
+log "cluster tools: building in the background at idle priority (scripts/k8s/tools.sh; log shown before the cluster stage)"
+tools_started=$SECONDS
+"${idle[@]}" bash "${HERALD_ROOT}/scripts/k8s/tools.sh" >"$tools_log" 2>&1 &
+tools_pid=$!
+
 if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
   python_tests || failed+=("Python tests (locust/)")
 else
@@ -130,6 +161,17 @@ fi
 # tests, the real-node tests and KEDA scaling real pods (docs/autoscaling.md); last: a teardown that
 # left iptables chains behind cannot break the suites before it. After Maven: the chart tests read what Maven's tests leave (contract classes,
 # metric scrapes).
+tools_rc=0
+wait "$tools_pid" || tools_rc=$?
+tools_pid=""
+cat "$tools_log"
+if ((tools_rc == 0)); then
+  log "cluster tools: ready $((SECONDS - tools_started)) s after the background build started"
+else
+  # The cluster stage builds them again in the foreground and fails there with the error if it is real.
+  warn "the background build of the cluster tools failed (exit ${tools_rc}; its log is above)"
+fi
+
 log "Kubernetes: the shared test cluster (scripts/k8s/test-cluster.sh)"
 bash "${HERALD_ROOT}/scripts/k8s/test-cluster.sh" ||
   failed+=("cluster tests (tests/charts, tests/node, tests/autoscaling, tests/capacity; scripts/k8s/test-cluster.sh)")

@@ -7,6 +7,7 @@
 #
 #   scripts/k8s/chart-docs.sh [CHARTS_DIR]    (default: charts/; tests/charts/test_chart_docs.py
 #                                              runs it on a copy and compares)
+#   scripts/k8s/chart-docs.sh --tool          only builds helm-docs (scripts/k8s/tools.sh) and prints its path
 #
 # helm-docs is built once from the Go module proxy into the test control plane's tool cache
 # (scripts/k8s/testbed.sh tool); PYTHON (default python3) needs PyYAML.
@@ -18,10 +19,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 HELM_DOCS_VERSION=1.14.2
 SERVICE_CHARTS=(dispatcher gateway connection-manager)
 K8S="${HERALD_ROOT}/scripts/k8s"
-charts="$(cd "${1:-${HERALD_ROOT}/charts}" && pwd -P)"
-python="${PYTHON:-python3}"
 
 helm_docs="$(bash "${K8S}/testbed.sh" tool helm-docs "github.com/norwoodj/helm-docs/cmd/helm-docs@v${HELM_DOCS_VERSION}")"
+if [[ "${1:-}" == --tool ]]; then
+  printf '%s\n' "$helm_docs"
+  exit 0
+fi
+charts="$(cd "${1:-${HERALD_ROOT}/charts}" && pwd -P)"
+python="${PYTHON:-python3}"
 
 services="$(IFS=,; echo "${SERVICE_CHARTS[*]}")"
 # Values in file order: each file groups them as a reader meets them.

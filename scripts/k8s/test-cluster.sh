@@ -7,7 +7,7 @@
 # nothing is left. After it, the node tests that need the machine to themselves
 # run on a node of their own: the teardown check can fail, and a second node starts clean.
 #
-# Here, in bash: the tools (scripts/k8s/testbed.sh build, CoreDNS, KEDA), the images (scripts/k8s/images.sh;
+# Here, in bash: the tools and the node's images (scripts/k8s/tools.sh), Herald's images (scripts/k8s/images.sh;
 # all cached) and the suites' venv. The suites alone, without the shared cluster:
 # scripts/k8s/test-charts.sh (no root needed) and scripts/k8s/test-node.sh.
 #
@@ -20,15 +20,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 ((EUID == 0)) || die "the shared test cluster needs root (containerd, network namespaces, iptables)"
 started=$SECONDS
-log "tools: testbed build (kube binaries, kwok, helm, CoreDNS, CRDs; cached)"
-bash "${HERALD_ROOT}/scripts/k8s/testbed.sh" build
-log "tools: KEDA's operator and metrics adapter (scripts/k8s/keda-build.sh; cached)"
-bash "${HERALD_ROOT}/scripts/k8s/keda-build.sh" >/dev/null
-# Built before the cluster starts, so the first suite's timings hold no image builds: the node's
-# own (pause, busybox for test pods, RabbitMQ and its operators) and Herald's (Redis, the services:
-# Jib over the jars Maven built).
-log "images: pause, busybox, RabbitMQ and its operators, Redis, the services, Locust (scripts/k8s/images.sh; cached)"
-for kind in pause busybox rabbitmq rabbitmq-cluster-operator messaging-topology-operator redis services locust; do
+# Built before the cluster starts, so the first suite's timings hold no builds: the tools and the
+# node's own images (pause, busybox for test pods, RabbitMQ and its operators, Redis), then Herald's
+# (the services: Jib over the jars Maven built; Locust).
+bash "${HERALD_ROOT}/scripts/k8s/tools.sh"
+log "images: the services, Locust (scripts/k8s/images.sh; cached)"
+for kind in services locust; do
   bash "${HERALD_ROOT}/scripts/k8s/images.sh" "$kind" >/dev/null
 done
 PY="$(bash "${HERALD_ROOT}/scripts/k8s/test-venv.sh")"
