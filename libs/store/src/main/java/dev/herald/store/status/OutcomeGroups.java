@@ -148,14 +148,19 @@ final class OutcomeGroups {
                 });
     }
 
-    /** The app's totals, after the message's step said which outcomes were counted now. */
+    /**
+     * The app's totals, after the message's step said which outcomes were counted now. A handed MQTT
+     * target is left out: it is not final (the connection manager counts it when it settles), and no
+     * total or bucket has a handed field, so counting it cost Redis a function call per MQTT message
+     * for counters nobody read.
+     */
     private CompletableFuture<Void> countForApps(List<Pending> group, List<Long> codes) {
         Map<String, Map<String, Long>> byApp = new LinkedHashMap<>();
         for (int n = 0; n < group.size(); n++) {
-            if (Recording.of(codes.get(n)) != Recording.RECORDED) {
+            Pending pending = group.get(n);
+            if (Recording.of(codes.get(n)) != Recording.RECORDED || pending.outcome().kind() == Outcome.Kind.handed) {
                 continue;
             }
-            Pending pending = group.get(n);
             Map<String, Long> counters = byApp.computeIfAbsent(pending.appId(), app -> new LinkedHashMap<>());
             counters.merge(pending.outcome().kind().name(), 1L, Long::sum);
             if (pending.outcome().reason() != null && !pending.outcome().reason().isEmpty()) {

@@ -116,6 +116,21 @@ class MessageStatusStoreTests {
     }
 
     @Test
+    void aHandedMqttTargetCountsInItsMessageButNotInTheAppsTotalsUntilItIsSettled() {
+        String app = "app-" + UUID.randomUUID();
+        join(store.accepted(id, app, Optional.of(1), acceptedAt));
+
+        assertThat(join(store.record(id, app, 0, "mqtt:d1", Outcome.handed()))).isTrue();
+        assertThat(redis.sync().exists(MessageStatusStore.appStatsKeys(app, TestRedis.CLOCK.millis()))).isZero();
+        assertThat(status().pending()).isEqualTo(1);
+
+        join(store.settle(id, app, "mqtt:d1", Outcome.delivered()));
+        assertThat(redis.sync().hgetall(RedisKeys.appStats(app))).containsEntry("delivered", "1").doesNotContainKey("handed");
+        assertThat(status().delivered()).isEqualTo(1);
+        assertThat(status().completedAt()).isNotNull();
+    }
+
+    @Test
     void outcomesRecordedTogetherCountEachTargetOnceAsOneByOneWould() {
         String app = "grouped-" + id;
         int targets = 3 * 500 + 7;   // more than one call's worth (OutcomeGroups.MOST_PER_CALL), so several groups
