@@ -115,7 +115,12 @@ fi
 command -v ionice >/dev/null 2>&1 && idle+=(ionice -c 3)
 log "cluster tools: building in the background at idle priority (scripts/k8s/tools.sh; log shown before the cluster stage)"
 tools_started=$SECONDS
-"${idle[@]}" bash "${HERALD_ROOT}/scripts/k8s/tools.sh" >"$tools_log" 2>&1 &
+(
+  rc=0
+  "${idle[@]}" bash "${HERALD_ROOT}/scripts/k8s/tools.sh" || rc=$?
+  log "cluster tools: the background build ended $((SECONDS - tools_started)) s after it started (exit ${rc})"
+  exit "$rc"
+) >"$tools_log" 2>&1 &
 tools_pid=$!
 
 if [[ -f "${LOCUST_DIR}/pyproject.toml" ]]; then
@@ -162,11 +167,12 @@ fi
 # left iptables chains behind cannot break the suites before it. After Maven: the chart tests read what Maven's tests leave (contract classes,
 # metric scrapes).
 tools_rc=0
+waited=$SECONDS
 wait "$tools_pid" || tools_rc=$?
 tools_pid=""
 cat "$tools_log"
 if ((tools_rc == 0)); then
-  log "cluster tools: ready $((SECONDS - tools_started)) s after the background build started"
+  log "cluster tools: ready (the cluster stage waited $((SECONDS - waited)) s for them)"
 else
   # The cluster stage builds them again in the foreground and fails there with the error if it is real.
   warn "the background build of the cluster tools failed (exit ${tools_rc}; its log is above)"
