@@ -25,7 +25,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                      most this far apart (fewer Redis calls in a fan-out, this much later status
  *                      and batch acknowledgement); 0 sends each group as soon as the last call returns
  * @param appCacheTtl   upper bound on how stale the local app cache may get if an invalidation is missed
- * @param mqttBoxSize   most messages kept per MQTT device waiting for its PUBACK; the oldest is dropped
+ * @param mqttBoxSize   most messages kept per MQTT device waiting for its PUBACK; the oldest is dropped.
+ *                      Boxes are filled by the gateway and the dispatcher (direct MQTT sends): set it alike on both
  * @param tokens        when device tokens are stale and when they are removed
  * @param fcmTokenHosts hosts an FCM service account's {@code token_uri} may name: the gateway POSTs a
  *                      signed assertion there, and the account comes from a tenant, so any other host

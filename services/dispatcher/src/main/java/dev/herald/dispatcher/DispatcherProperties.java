@@ -27,6 +27,12 @@ import org.springframework.util.unit.DataSize;
  *                             (a shared bucket in Redis, a second's worth at once, which each replica takes
  *                             from in leases of at most 20 ms worth); more are answered
  *                             429 with Retry-After. An app's own limit (admin API) wins. 0: no limit
+ * @param directMqtt           a send to one MQTT device that is connected (no throttle, not scheduled)
+ *                             is put into the device's box and published to its connection-manager
+ *                             node by the dispatcher itself, answered 202 on that publish's confirm:
+ *                             no send queue and no gateway on the way, the latency path of device
+ *                             pushes. Offline devices, and any failed step, take the send queue.
+ *                             false: every send takes the send queue
  */
 @ConfigurationProperties("herald.dispatcher")
 public record DispatcherProperties(
@@ -40,7 +46,8 @@ public record DispatcherProperties(
         @DefaultValue("5s") Duration publishTimeout,
         @DefaultValue("500") int batchSize,
         @DefaultValue("100") int resolveDevicesUpTo,
-        @DefaultValue("10000") long apiRateLimit) {
+        @DefaultValue("10000") long apiRateLimit,
+        @DefaultValue("true") boolean directMqtt) {
 
     public DispatcherProperties {
         if (adminToken == null || adminToken.isBlank()) {
@@ -75,6 +82,6 @@ public record DispatcherProperties(
                 + ", maxTargetsPerRequest=" + maxTargetsPerRequest + ", maxRequestSize=" + maxRequestSize
                 + ", idempotencyTtl=" + idempotencyTtl + ", defaultTtl=" + defaultTtl + ", maxTtl=" + maxTtl
                 + ", publishTimeout=" + publishTimeout + ", batchSize=" + batchSize
-                + ", resolveDevicesUpTo=" + resolveDevicesUpTo + ", apiRateLimit=" + apiRateLimit + "]";
+                + ", resolveDevicesUpTo=" + resolveDevicesUpTo + ", apiRateLimit=" + apiRateLimit + ", directMqtt=" + directMqtt + "]";
     }
 }

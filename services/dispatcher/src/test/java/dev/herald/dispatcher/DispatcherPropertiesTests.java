@@ -50,7 +50,7 @@ class DispatcherPropertiesTests {
     void aDefaultTtlAboveTheMaximumIsRefused() {
         assertThatIllegalStateException().isThrownBy(() -> new DispatcherProperties("0123456789abcdef0123", 4096, 1000,
                         DataSize.ofKilobytes(256), Duration.ofHours(24), Duration.ofDays(30), Duration.ofDays(28),
-                        Duration.ofSeconds(5), 500, 100, 10_000))
+                        Duration.ofSeconds(5), 500, 100, 10_000, true))
                 .withMessageContaining("default-ttl");
     }
 }

@@ -67,14 +67,22 @@ class RabbitOutageTests {
         assertThat(created.status()).as(created.toString()).isEqualTo(201);
         String key = created.json().at("/apiKey/key").asString();
         assertThat(send(api, "outage-app", key, "warm-up").status()).isEqualTo(202);
+        Api.Response registered = api.json("PUT", "/v1/apps/outage-app/devices/sensor", key, Map.of("channel", "mqtt"));
+        assertThat(registered.status()).as(registered.toString()).isLessThan(300);
         drainAll();
 
         rabbit.stop();
         long statusRecords = redis.keys(RedisKeys.KeyPattern.MESSAGE.glob()).get().size();
         Api.Response refused = send(api, "outage-app", key, "during-outage");
+        // A single MQTT device's send is boxed before it is queued: refused, it must leave the box too,
+        // or the device would get a message whose sender was told to send it again.
+        Api.Response refusedToDevice = api.json("POST", "/v1/apps/outage-app/messages", key,
+                Map.of("to", Map.of("devices", List.of("sensor")), "title", "x"));
 
         DispatcherIntegrationTest.assertProblem(refused, 503);
         assertThat(refused.header("Retry-After")).contains("5");
+        DispatcherIntegrationTest.assertProblem(refusedToDevice, 503);
+        assertThat(redis.zcard(RedisKeys.mqttBox("outage-app", "sensor")).get()).isZero();
         assertThat(redis.keys(RedisKeys.KeyPattern.MESSAGE.glob()).get()).hasSize((int) statusRecords);
         assertThat(redis.exists(RedisKeys.idempotency("outage-app", "during-outage")).get()).isZero();
         Api.Response readiness = api.get("/actuator/health/readiness", null);

@@ -30,6 +30,7 @@ import dev.herald.gateway.webpush.WebPushSender;
 import dev.herald.store.app.AppCache;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.device.StaleTokens;
+import dev.herald.store.mqtt.MqttHandoff;
 import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.store.quota.RateBuckets;
 import dev.herald.store.replica.Replica;
@@ -140,7 +141,7 @@ public class GatewayConfiguration {
 
     @Bean
     MqttSender mqttSender(MqttOutbox outbox, ConfirmedPublisher publisher, JsonMapper json) {
-        return new MqttSender(outbox, publisher, json);
+        return new MqttSender(new MqttHandoff(outbox, publisher, json));
     }
 
     @Bean(destroyMethod = "close")

@@ -152,6 +152,16 @@ public final class MqttOutbox {
                         .thenApply(removed -> recording == Recording.RECORDED));
     }
 
+    /**
+     * Takes a message out of the box without settling it: a hand-off whose send was then refused
+     * (the client got an error and will send again), so only the client's retry stays. A message
+     * that is not there (never put, or settled meanwhile) is no error.
+     */
+    public CompletableFuture<Void> withdraw(String appId, String deviceId, String messageId) {
+        return functions.<Long>call(Function.BOX_REMOVE, ScriptOutputType.INTEGER, boxKeys(appId, deviceId), messageId)
+                .thenApply(removed -> null);
+    }
+
     /** A device whose box has an entry that expired (see {@link #due}). */
     public record Box(String appId, String deviceId) {
     }

@@ -5,6 +5,8 @@ import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.idempotency.IdempotencyKeys;
+import dev.herald.store.mqtt.MqttHandoff;
+import dev.herald.store.mqtt.MqttOutbox;
 import dev.herald.store.redis.HeraldFunctions;
 import dev.herald.store.status.MessageStatusStore;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -56,7 +58,8 @@ public class SendConfiguration {
     SendService sendService(RequestValidator validator, MessageStatusStore status, DeviceRegistry devices,
                             IdempotencyKeys keys, ConfirmedPublisher publisher, SendMetrics metrics,
                             DispatcherProperties properties, JsonMapper json, Clock clock, SendScheduler scheduler,
-                            BrokerAlarm alarm) {
-        return new SendService(validator, status, devices, keys, publisher, metrics, properties, json, clock, scheduler, alarm);
+                            BrokerAlarm alarm, MqttOutbox outbox) {
+        return new SendService(validator, status, devices, keys, publisher, metrics, properties, json, clock, scheduler, alarm,
+                new MqttHandoff(outbox, publisher, json));
     }
 }

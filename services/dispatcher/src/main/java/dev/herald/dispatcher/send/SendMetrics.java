@@ -14,7 +14,10 @@ import java.time.Duration;
  * <li>{@code herald.dispatcher.published} (queue): messages RabbitMQ confirmed;</li>
  * <li>{@code herald.dispatcher.publish.failures} (reason): sends answered 503 because RabbitMQ did not confirm;</li>
  * <li>{@code herald.dispatcher.publish.latency}: from the first publish to the last confirm of a send;</li>
- * <li>{@code herald.dispatcher.idempotent.replays}: sends answered from an earlier request with the same key.</li>
+ * <li>{@code herald.dispatcher.idempotent.replays}: sends answered from an earlier request with the same key;</li>
+ * <li>{@code herald.dispatcher.mqtt.handoffs} (placement = live|boxed|failed): single-device MQTT sends the
+ * dispatcher handed to the device's node itself (live), or queued for the gateway because the device was
+ * offline (boxed) or a step failed (failed).</li>
  * </ul>
  */
 public final class SendMetrics {
@@ -39,6 +42,9 @@ public final class SendMetrics {
         }
         for (PublishFailedException.Reason reason : PublishFailedException.Reason.values()) {
             failures(reason);
+        }
+        for (String placement : new String[] {"live", "boxed", "failed"}) {
+            mqttHandoffs(placement);
         }
     }
 
@@ -74,6 +80,17 @@ public final class SendMetrics {
 
     void latency(long nanos) {
         latency.record(Duration.ofNanos(nanos));
+    }
+
+    private Counter mqttHandoffs(String placement) {
+        return Counter.builder("herald.dispatcher.mqtt.handoffs")
+                .description("Single-device MQTT sends the dispatcher handed to the device's node (live) or queued (boxed, failed)")
+                .tag("placement", placement)
+                .register(registry);
+    }
+
+    void mqttHandoff(String placement) {
+        mqttHandoffs(placement).increment();
     }
 
     void replayed() {

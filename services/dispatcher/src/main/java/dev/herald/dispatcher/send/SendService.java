@@ -7,11 +7,15 @@ import dev.herald.dispatcher.problem.Problems;
 import dev.herald.dispatcher.problem.RequestValidator;
 import dev.herald.contract.amqp.ConfirmedPublisher;
 import dev.herald.contract.amqp.PublishFailedException;
+import dev.herald.contract.Channel;
+import dev.herald.contract.PushBatch;
 import dev.herald.contract.Target;
 import dev.herald.store.device.DeviceRegistry;
 import dev.herald.store.idempotency.IdempotencyKeys;
+import dev.herald.store.mqtt.MqttHandoff;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
+import dev.herald.store.status.Outcome;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
@@ -19,6 +23,9 @@ import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.core.JacksonException;
@@ -28,7 +35,9 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Accepts a message: idempotency key -> {@code accepted} -> publish -> confirms -> {@code queued}.
  * Nothing is acknowledged to the client before RabbitMQ confirmed every part; if it does not, the
- * status record and the idempotency key are removed and the client gets 503 with Retry-After.
+ * status record and the idempotency key are removed and the client gets 503 with Retry-After. A send
+ * to one connected MQTT device is published to the device's node rather than a send queue (see
+ * {@link #handedToLiveDevice}); its 202 too waits for RabbitMQ's confirm.
  */
 public final class SendService {
     private static final Logger log = LoggerFactory.getLogger(SendService.class);
@@ -55,11 +64,12 @@ public final class SendService {
     private final Clock clock;
     private final SendScheduler scheduler;
     private final BrokerAlarm alarm;
+    private final MqttHandoff handoff;
 
     public SendService(RequestValidator validator, MessageStatusStore status, DeviceRegistry devices,
                        IdempotencyKeys idempotencyKeys, ConfirmedPublisher publisher, SendMetrics metrics,
                        DispatcherProperties properties, JsonMapper json, Clock clock, SendScheduler scheduler,
-                       BrokerAlarm alarm) {
+                       BrokerAlarm alarm, MqttHandoff handoff) {
         this.validator = validator;
         this.status = status;
         this.devices = devices;
@@ -74,6 +84,7 @@ public final class SendService {
         this.clock = clock;
         this.scheduler = scheduler;
         this.alarm = alarm;
+        this.handoff = handoff;
     }
 
     public Accepted send(String appId, SendRequest request, Optional<String> idempotencyKey) {
@@ -177,15 +188,80 @@ public final class SendService {
     private void publish(String appId, String messageId, SendPlan unresolved, Instant acceptedAt) {
         SendPlan plan = resolveShortDeviceList(appId, unresolved);
         await(status.accepted(messageId, appId, plan.total(), acceptedAt));
-        try {
-            publishConfirmed(appId, messageId, plan, plan.messages(messageId, appId, acceptedAt, properties.batchSize()));
-        } catch (PublishFailedException e) {
-            discardQuietly(messageId);
-            throw Problems.unavailable("the message queue did not accept the message (" + e.reason()
-                    + "); nothing was queued, retry later", 5);
+        List<ConfirmedPublisher.Outgoing> messages = plan.messages(messageId, appId, acceptedAt, properties.batchSize());
+        Optional<PushBatch> oneDevice = properties.directMqtt() ? oneMqttDevice(messages) : Optional.empty();
+        if (oneDevice.isEmpty() || !handedToLiveDevice(oneDevice.get())) {
+            try {
+                publishConfirmed(appId, messageId, plan, messages);
+            } catch (PublishFailedException e) {
+                oneDevice.ifPresent(this::withdrawQuietly);
+                discardQuietly(messageId);
+                throw Problems.unavailable("the message queue did not accept the message (" + e.reason()
+                        + "); nothing was queued, retry later", 5);
+            }
         }
         metrics.accepted(plan.kind(), plan.priority());
         markQueued(appId, messageId);
+    }
+
+    /** The send's one batch when it is for one MQTT device and unthrottled: what the dispatcher may hand over itself. */
+    private static Optional<PushBatch> oneMqttDevice(List<ConfirmedPublisher.Outgoing> messages) {
+        if (messages.size() == 1 && messages.getFirst().body() instanceof PushBatch batch && batch.targets().size() == 1
+                && batch.targets().getFirst().channel() == Channel.mqtt && batch.throttlePerMinute() == null) {
+            return Optional.of(batch);
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Hands a single-device MQTT send to the device itself (its box, and a copy on the queue of the
+     * node holding it, which RabbitMQ confirms) instead of through a send queue and the gateway: two
+     * hops and a quorum-queue round trip fewer between the API and the device. False when the device
+     * is offline or a step failed: the caller then queues it as any send (the gateway's hand-off
+     * finds it boxed already and delivers it once). Under a RabbitMQ alarm the queue path answers.
+     */
+    private boolean handedToLiveDevice(PushBatch batch) {
+        if (alarm.blocked().isPresent()) {
+            return false;
+        }
+        Target target = batch.targets().getFirst();
+        long started = System.nanoTime();
+        MqttHandoff.Placement placement;
+        try {
+            placement = handoff.hand(batch, target).get(properties.publishTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            log.debug("send {} of app {} not handed to its MQTT device, queued instead: {}", batch.messageId(),
+                    batch.appId(), e.toString());
+            metrics.mqttHandoff("failed");
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            metrics.mqttHandoff("failed");
+            return false;
+        }
+        metrics.mqttHandoff(placement.name().toLowerCase(java.util.Locale.ROOT));
+        if (placement == MqttHandoff.Placement.BOXED) {
+            return false;
+        }
+        metrics.latency(System.nanoTime() - started);
+        // Not awaited, as the gateway's record of a handed target is not: the device has the message,
+        // and the connection manager settles it (delivered) whether or not this lands first.
+        status.record(batch.messageId(), batch.appId(), batch.batch(), target.key(), Outcome.handed()).whenComplete((recorded, e) -> {
+            if (e != null) {
+                log.warn("send {} of app {} handed to its device but not recorded as handed: {}", batch.messageId(),
+                        batch.appId(), e.toString());
+            }
+        });
+        return true;
+    }
+
+    private void withdrawQuietly(PushBatch batch) {
+        try {
+            await(handoff.withdraw(batch, batch.targets().getFirst()));
+        } catch (RuntimeException e) {
+            log.warn("refused send {} of app {} could not be taken out of its MQTT device's box: {}", batch.messageId(),
+                    batch.appId(), e.toString());
+        }
     }
 
     private void markQueued(String appId, String messageId) {
