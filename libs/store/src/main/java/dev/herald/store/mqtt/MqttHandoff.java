@@ -47,9 +47,21 @@ public final class MqttHandoff {
      * (collapse key, full box) are settled as failed on the way.
      */
     public CompletableFuture<Placement> hand(PushBatch message, Target target) {
+        return hand(message, target, false);
+    }
+
+    /** As {@link #hand}, for a message accepted a moment ago (see {@link MqttOutbox#putNew}). */
+    public CompletableFuture<Placement> handNew(PushBatch message, Target target) {
+        return hand(message, target, true);
+    }
+
+    private CompletableFuture<Placement> hand(PushBatch message, Target target, boolean fresh) {
         String deviceId = target.token();
         MqttOutbox.Entry entry = new MqttOutbox.Entry(message.messageId(), payload(message), message.expiresAt().toEpochMilli());
-        return outbox.put(message.appId(), deviceId, entry, message.collapseKey()).thenCompose(placement -> {
+        CompletableFuture<MqttOutbox.Placement> put = fresh
+                ? outbox.putNew(message.appId(), deviceId, entry, message.collapseKey())
+                : outbox.put(message.appId(), deviceId, entry, message.collapseKey());
+        return put.thenCompose(placement -> {
             CompletableFuture<?> replaced = failAll(message.appId(), deviceId, placement.collapsed(), "COLLAPSED");
             CompletableFuture<?> evicted = failAll(message.appId(), deviceId, placement.evicted(), "OFFLINE_STORE_FULL");
             CompletableFuture<Placement> notified = placement.node()

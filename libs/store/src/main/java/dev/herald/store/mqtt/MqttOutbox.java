@@ -81,23 +81,32 @@ public final class MqttOutbox {
                 : boxed(appId, deviceId, entry, collapseKey));
     }
 
+    /**
+     * As {@link #put}, for a message accepted a moment ago (the dispatcher's direct send): none of
+     * its targets can have been settled yet, so the look-up {@code put} starts with is left out.
+     */
+    public CompletableFuture<Placement> putNew(String appId, String deviceId, Entry entry, String collapseKey) {
+        return boxed(appId, deviceId, entry, collapseKey);
+    }
+
     private CompletableFuture<Placement> boxed(String appId, String deviceId, Entry entry, String collapseKey) {
         String[] keys = {RedisKeys.mqttBox(appId, deviceId), RedisKeys.mqttBoxEntries(appId, deviceId),
                 RedisKeys.mqttSession(appId, deviceId)};
         return functions.<List<Object>>call(Function.BOX_PUT, ScriptOutputType.MULTI, keys, entry.messageId(), entry.payload(),
                         String.valueOf(entry.expiresAt()), collapseKey == null ? "" : collapseKey,
                         String.valueOf(maxEntries), String.valueOf(clock.millis()))
-                // After the entry is in the box, so a concurrent reindex that missed it sees this (see reindex).
-                .thenCompose(result -> index(keys[0], entry.expiresAt()).thenApply(indexed -> result))
-                .thenCompose(result -> sessions.liveNode((String) result.getFirst()).thenApply(node -> {
-                    List<String> collapsed = new ArrayList<>();
-                    List<String> evicted = new ArrayList<>();
-                    for (Object item : result.subList(1, result.size())) {
-                        String text = (String) item;
-                        (text.startsWith("c:") ? collapsed : evicted).add(text.substring(2));
-                    }
-                    return new Placement(node, collapsed, evicted);
-                }));
+                // After the entry is in the box, so a concurrent reindex that missed it sees this (see
+                // reindex); the node's lease is read in the same round trip.
+                .thenCompose(result -> index(keys[0], entry.expiresAt())
+                        .thenCombine(sessions.liveNode((String) result.getFirst()), (indexed, node) -> {
+                            List<String> collapsed = new ArrayList<>();
+                            List<String> evicted = new ArrayList<>();
+                            for (Object item : result.subList(1, result.size())) {
+                                String text = (String) item;
+                                (text.startsWith("c:") ? collapsed : evicted).add(text.substring(2));
+                            }
+                            return new Placement(node, collapsed, evicted);
+                        }));
     }
 
     /** Lowers the box's score in the expiry index to {@code expiresAt} (adds it when absent). */

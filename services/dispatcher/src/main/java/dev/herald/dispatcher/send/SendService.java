@@ -15,7 +15,6 @@ import dev.herald.store.idempotency.IdempotencyKeys;
 import dev.herald.store.mqtt.MqttHandoff;
 import dev.herald.store.status.MessageStatus;
 import dev.herald.store.status.MessageStatusStore;
-import dev.herald.store.status.Outcome;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
@@ -228,7 +227,7 @@ public final class SendService {
         long started = System.nanoTime();
         MqttHandoff.Placement placement;
         try {
-            placement = handoff.hand(batch, target).get(properties.publishTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            placement = handoff.handNew(batch, target).get(properties.publishTimeout().toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException | TimeoutException e) {
             log.debug("send {} of app {} not handed to its MQTT device, queued instead: {}", batch.messageId(),
                     batch.appId(), e.toString());
@@ -244,14 +243,9 @@ public final class SendService {
             return false;
         }
         metrics.latency(System.nanoTime() - started);
-        // Not awaited, as the gateway's record of a handed target is not: the device has the message,
-        // and the connection manager settles it (delivered) whether or not this lands first.
-        status.record(batch.messageId(), batch.appId(), batch.batch(), target.key(), Outcome.handed()).whenComplete((recorded, e) -> {
-            if (e != null) {
-                log.warn("send {} of app {} handed to its device but not recorded as handed: {}", batch.messageId(),
-                        batch.appId(), e.toString());
-            }
-        });
+        // No "handed" outcome is recorded, unlike the gateway's hand-off: there it marks the target
+        // done for a redelivered batch to skip, and this send has no batch on a queue. The connection
+        // manager settles the target (delivered) as for any MQTT message.
         return true;
     }
 
