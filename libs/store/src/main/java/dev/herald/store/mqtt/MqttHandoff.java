@@ -18,7 +18,7 @@ import tools.jackson.databind.json.JsonMapper;
  * ({@link MqttOutbox}) and, when a connection-manager node holds the device live, gives that node a
  * copy on its own queue, confirmed by RabbitMQ. The one way to do it, for the gateway (every MQTT
  * target it consumes) and the dispatcher (a single-device send it hands over itself, see
- * docs/design.md, "MQTT delivery"). Putting the same message again is a no-op in the box, and a
+ * services/connection-manager/README.md, "Who hands a message over"). Putting the same message again is a no-op in the box, and a
  * node drops a copy it already has for the session, so a second hand-off of one message (a
  * redelivered batch, the dispatcher's fallback to the queue) delivers it once.
  */
