@@ -72,6 +72,25 @@ class DirectMqttSendTests extends DispatcherIntegrationTest {
     }
 
     @Test
+    void aRetriedSendWithTheSameIdempotencyKeyReachesTheNodeOnce() throws Exception {
+        TestApp app = createApp();
+        register(app, "meter");
+        connect(app, "meter", true);
+        Map<String, Object> body = Map.of("to", Map.of("devices", List.of("meter")), "title", "Once");
+
+        Api.Response first = api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), body, "Idempotency-Key", "k-1");
+        Api.Response again = api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), body, "Idempotency-Key", "k-1");
+
+        assertThat(first.status()).as(first.toString()).isEqualTo(202);
+        assertThat(again.status()).as(again.toString()).isEqualTo(202);
+        String id = first.json().get("id").asString();
+        assertThat(again.json().get("id").asString()).isEqualTo(id);
+        assertThat(again.header("Idempotent-Replayed")).contains("true");
+        assertThat(drain(MqttAddresses.nodeQueue(node))).hasSize(1);
+        assertThat(redis.zrange(RedisKeys.mqttBox(app.id(), "meter"), 0, -1).get()).containsExactly(id);
+    }
+
+    @Test
     void aSendToAnOfflineDeviceIsBoxedAndQueuedForTheGatewayAsBefore() throws Exception {
         TestApp app = createApp();
         register(app, "sleeper");
