@@ -76,10 +76,9 @@ class DirectMqttSendTests extends DispatcherIntegrationTest {
         TestApp app = createApp();
         register(app, "meter");
         connect(app, "meter", true);
-        Map<String, Object> body = Map.of("to", Map.of("devices", List.of("meter")), "title", "Once");
 
-        Api.Response first = api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), body, "Idempotency-Key", "k-1");
-        Api.Response again = api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), body, "Idempotency-Key", "k-1");
+        Api.Response first = send(app, List.of("meter"), "Idempotency-Key", "k-1");
+        Api.Response again = send(app, List.of("meter"), "Idempotency-Key", "k-1");
 
         assertThat(first.status()).as(first.toString()).isEqualTo(202);
         assertThat(again.status()).as(again.toString()).isEqualTo(202);
@@ -135,9 +134,9 @@ class DirectMqttSendTests extends DispatcherIntegrationTest {
         assertThat(messagesOf(MqttAddresses.nodeQueue(node), id)).isEmpty();
     }
 
-    private Api.Response send(TestApp app, List<String> devices) {
+    private Api.Response send(TestApp app, List<String> devices, String... headers) {
         return api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(),
-                Map.of("to", Map.of("devices", devices), "title", "Hi"));
+                Map.of("to", Map.of("devices", devices), "title", "Hi"), headers);
     }
 
     private void register(TestApp app, String deviceId) {

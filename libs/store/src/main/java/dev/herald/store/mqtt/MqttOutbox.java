@@ -156,8 +156,7 @@ public final class MqttOutbox {
      */
     public CompletableFuture<Boolean> settle(String appId, String deviceId, String messageId, Outcome outcome) {
         return status.settle(messageId, appId, MqttAddresses.targetKey(deviceId), outcome)
-                .thenCompose(recording -> functions.<Long>call(Function.BOX_REMOVE, ScriptOutputType.INTEGER,
-                                boxKeys(appId, deviceId), messageId)
+                .thenCompose(recording -> withdraw(appId, deviceId, messageId)
                         .thenApply(removed -> recording == Recording.RECORDED));
     }
 
