@@ -158,7 +158,7 @@ def test_a_service_with_a_heap_of_its_own_gets_it_after_the_defaults_and_before_
     platform = local_platform(tmp_path, say=lambda _: None)
 
     assert platform._service_jvm_options("gateway") == [*DEFAULT_JVM_OPTIONS, *SERVICE_HEAPS["gateway"], "-Xmx512m"]
-    assert platform._service_jvm_options("dispatcher") == [*DEFAULT_JVM_OPTIONS, "-Xmx512m"]
+    assert platform._service_jvm_options("connection-manager") == [*DEFAULT_JVM_OPTIONS, "-Xmx512m"]
     # Options that are not the platform's defaults (the scale-out runner's own) are taken as given.
     assert LocalPlatform(tmp_path, jvm_options=["-Xmx1g"])._service_jvm_options("gateway") == ["-Xmx1g"]
 

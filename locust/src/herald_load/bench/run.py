@@ -15,7 +15,8 @@ provisions a fresh app with the sandbox's credentials, then:
 - accept: sustained single-token sends to the dispatcher with wrk on the same machine. Target:
   >= 5,000 requests/s, p99 <= 25 ms, no errors. The gateway is stopped during the run (so it
   measures the dispatcher, not the 2 cores it shares with gateway and sandbox), the backlog purged
-  afterwards and the gateway started again; ``ACCEPT_PIPELINE=1`` keeps it delivering.
+  after each 30 s step of the warm-up and afterwards, and the gateway started again;
+  ``ACCEPT_PIPELINE=1`` keeps it delivering.
 - scheduled (the 07:00 case): ``SCHEDULED_COUNT`` (100,000) devices with time zones (one zone,
   or ``SCHEDULED_ZONES`` zones of the same UTC offset) on a topic, one send with
   ``sendAtLocalTime`` a minute ahead; delay from the due time to the sandbox's first and last
@@ -56,7 +57,7 @@ and the machine's load, to ``docs/benchmarks.md`` (earlier sections stay for com
 end) instead of the local run's fixed ports, for a machine where those are taken (fan-out only).
 
 Knobs (environment): ``BENCH_FCM_PER_MINUTE`` (the app's FCM quota: 6,000,000 a minute, or ``default``), ``FANOUT_COUNT``, ``FANOUT_WARM_RUNS``, ``FANOUT_WARM_PROVIDER``, ``SEED_COUNT``, ``IMPORT_COUNT``, ``WEBPUSH_COUNT``, ``SCHEDULED_COUNT``, ``SCHEDULED_ZONES``, ``ACCEPT_SECONDS``, ``ACCEPT_CONNECTIONS``,
-``CM_HOLD_SECONDS``, ``CM_WARMUP_SECONDS``, ``ACCEPT_WARMUP_SECONDS`` (60; the services start afresh, so their JIT compiles during the warm-up), ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
+``CM_HOLD_SECONDS``, ``CM_WARMUP_SECONDS`` (60), ``ACCEPT_WARMUP_SECONDS`` (180; the services start afresh, so their JIT compiles during the warm-up), ``HERALD_GATEWAY_MAX_IN_FLIGHT`` and the gateway's other settings.
 The platform stays running afterwards (``scripts/run-local.sh stop``).
 """
 
@@ -90,6 +91,14 @@ BENCHMARKS = ("fanout", "scheduled", "cm-connections", "cm-delivery", "accept", 
 # tens of seconds under load: on 2026-11-28 the same accept run cost the dispatcher 3,963 µs per
 # request after a 10 s warm-up and 742 µs after 60 s (382 against 1,427 requests/s).
 WARM_UP_SECONDS = 60
+# The accept benchmark's dispatcher is warm later. Measured at 23:24 UTC on 2026-11-29 (20 s wrk
+# windows back to back from a fresh start, the queue emptied between them), its CPU per request was
+# 952, 258, 210, 214, 217, 178, 185, 198, 177 and 171 µs: steady after about two minutes.
+ACCEPT_WARM_UP_SECONDS = 180
+# With the gateway stopped, a quorum queue that three minutes of sends filled (about 800,000
+# messages) cost RabbitMQ 181 µs per message in the window after it, against 75 to 112 µs on a queue
+# holding up to 500,000: the backlog, not the send path. The warm-up empties it every step.
+ACCEPT_WARM_UP_STEP_SECONDS = 30
 
 
 def _env(name: str, default: object) -> str:
@@ -339,10 +348,22 @@ def _wrk(app: str, key: str, connections: str, seconds: str) -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
+def _accept_warm_up(platform, app: str, key: str, connections: str, seconds: int, purge: bool) -> None:
+    """wrk for ``seconds`` in steps of at most ACCEPT_WARM_UP_STEP_SECONDS. With the gateway stopped,
+    the queue is emptied after each step, as a consuming gateway keeps it, so the measured window
+    starts on a queue the warm-up did not fill."""
+    while seconds > 0:
+        step = min(seconds, ACCEPT_WARM_UP_STEP_SECONDS)
+        _wrk(app, key, connections, str(step))
+        seconds -= step
+        if purge:
+            platform.rabbit.purge(["herald.send.high"])
+
+
 def _accept(platform, app: str, key: str, pids: dict[str, int], profiling: bool = False) -> None:
     seconds, connections = _env("ACCEPT_SECONDS", 30), _env("ACCEPT_CONNECTIONS", 32)
     print(f"==> accept benchmark: wrk, {connections} connections, {seconds} s "
-          f"(after a {_env('ACCEPT_WARMUP_SECONDS', WARM_UP_SECONDS)} s warm-up)",
+          f"(after a {_env('ACCEPT_WARMUP_SECONDS', ACCEPT_WARM_UP_SECONDS)} s warm-up)",
           flush=True)
     if not shutil.which("wrk"):
         raise PlatformError("wrk not found: run scripts/install-deps.sh")
@@ -351,9 +372,11 @@ def _accept(platform, app: str, key: str, pids: dict[str, int], profiling: bool 
           f"{connections} connections, closed loop")
     pipeline = _env("ACCEPT_PIPELINE", 0) == "1"
     if not pipeline:
-        print("gateway stopped for this run: sends pile up in herald.send.high (purged afterwards)")
+        print("gateway stopped for this run: sends pile up in herald.send.high (purged after each warm-up "
+              "step and afterwards)")
         platform.stop_gateways()
-    _wrk(app, key, connections, _env("ACCEPT_WARMUP_SECONDS", WARM_UP_SECONDS))
+    _accept_warm_up(platform, app, key, connections, int(_env("ACCEPT_WARMUP_SECONDS", ACCEPT_WARM_UP_SECONDS)),
+                    purge=not pipeline)
     recorder = profile.Recorder(platform.java, {"dispatcher": pids["dispatcher"]}, platform.redis.port,
                                 run_dir(platform.root) / "profile-accept") if profiling else None
     if recorder:
