@@ -1,7 +1,8 @@
 """Property-based fuzzing of the dispatcher's API from its OpenAPI document (schemathesis).
 
 Starts Redis, RabbitMQ and one dispatcher on free loopback ports (herald_load.local), makes an
-app, and runs schemathesis with every check on against the document the dispatcher serves:
+app, checks that the API and the document agree on every optional form of a send (agreement.py),
+and runs schemathesis with every check on against the document the dispatcher serves:
 admin operations with the admin token, app operations with the app's key, and the extensions in
 hooks.py (the device import's NDJSON serializer and its check). Exits non-zero on any
 failure. The seed is printed first; replay a failing run with ``HERALD_FUZZ_SEED=<seed>``.
@@ -76,6 +77,10 @@ def main() -> int:
         env = {**os.environ, "SCHEMATHESIS_HOOKS": str(HERE / "hooks.py"), "HERALD_FUZZ_URL": url, "HERALD_FUZZ_APP": APP, "HERALD_FUZZ_ADMIN_APP": ADMIN_APP,
                "HERALD_FUZZ_ADMIN_TOKEN": platform.admin_token,
                "HERALD_FUZZ_APP_KEY": created["apiKey"]["key"]}
+        agreement = subprocess.run([str(venv / "bin" / "python"), str(HERE / "agreement.py")], env=env, timeout=120)
+        if agreement.returncode != 0:
+            print("the dispatcher and its document disagree on a send (above)", file=sys.stderr)
+            return agreement.returncode
         command = [str(venv / "bin" / "schemathesis"), "--config-file", str(HERE / "schemathesis.toml"),
                    "run", f"{url}/openapi.yaml", "--seed", str(seed), "--max-examples", str(examples),
                    "--report", "junit", "--report-dir", os.environ.get("HERALD_FUZZ_REPORT_DIR", str(workdir / "report"))]
