@@ -69,3 +69,15 @@ def test_no_automatic_aof_rewrite_while_a_benchmark_measures(redis):
     with redis.aof_rewrites_held():
         assert setting() == "0"
     assert setting() == before
+
+
+def test_a_redis_loading_its_data_is_waited_for_beyond_the_start_timeout(redis):
+    # About 100 MB of append-only file: loading it takes Redis longer than the start's timeout
+    # below, during which it answers PING with -LOADING.
+    subprocess.run([*redis.cli(), "eval", "for i = 1, ARGV[1] do redis.call('set', 'k' .. i, string.rep('x', 100)) end",
+                    "0", "600000"], check=True, capture_output=True)
+    redis.stop()
+    redis.start()
+    redis.await_ready(timeout=0.2, loading_timeout=120)
+    assert redis.loading_seen
+    assert subprocess.run([*redis.cli(), "dbsize"], check=True, capture_output=True, text=True).stdout.strip() == "600000"

@@ -258,6 +258,7 @@ class Redis:
         self.folder, self.log, self.fixed_ports = folder, log, fixed_ports
         self.port = FIXED_PORTS["redis"] if fixed_ports else free_port()
         self.process: ChildProcess | None = None
+        self.loading_seen = False   # whether the last await_ready saw it loading its data
 
     @property
     def _pid_file(self) -> Path | None:
@@ -288,14 +289,24 @@ class Redis:
     def uri(self) -> str:
         return f"redis://127.0.0.1:{self.port}"
 
-    def await_ready(self, timeout: float = 30) -> None:
-        self.process.await_ready(self._ping, timeout)
+    def await_ready(self, timeout: float = 30, loading_timeout: float = 600) -> None:
+        """Waits for PONG, not just an open port: Redis accepts connections while it still loads
+        its append-only file, and answers ``-LOADING`` meanwhile. A start answering neither within
+        ``timeout`` fails; one that is loading gets ``loading_timeout`` to finish. Why: a local
+        Redis holding about five million keys (2026-11-30) took 22 s for the base of its file and
+        more after it, and the platform's start failed at the fixed 30 s wait it had then."""
+        self.loading_seen = False
+        self.process.await_ready(lambda: self._ping() in (b"+PONG", b"-LOADING"), timeout)
+        if self._ping() != b"+PONG":
+            self.loading_seen = True
+            self.process.await_ready(lambda: self._ping() == b"+PONG", loading_timeout)
 
-    def _ping(self) -> bool:
-        # PONG, not just an open port: Redis accepts connections while still loading.
+    def _ping(self) -> bytes:
+        """The start of Redis's answer to PING: ``+PONG``, ``-LOADING`` while it loads its data."""
         with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
             conn.sendall(b"PING\r\n")
-            return conn.recv(16).startswith(b"+PONG")
+            answer = conn.recv(16)
+        return answer.split(b" ")[0].rstrip(b"\r\n")
 
     def cli(self) -> list[str]:
         """``redis-cli`` pointed at this server; a command's words follow."""
