@@ -349,8 +349,11 @@ def test_split_csv_log_keeps_only_the_marked_files():
     assert split_csv_log(log) == {"a.csv": "x,y\n1,2\n", "b.csv": "z\n"}
 
 
-def test_dispatcher_runs_report_the_dispatchers_own_accept_rate_from_their_pods(tmp_path):
+def test_dispatcher_runs_report_the_dispatchers_own_accept_rate_from_their_pods(tmp_path, monkeypatch):
     kubectl, calls = fake_kubectl(tmp_path)
+    # Counters step once a sample, so rates compare exactly: per wall-clock second they did not (the
+    # fake reads its clock some calls after the sampler's, and a busy machine read 62.1 for 50).
+    monkeypatch.setenv("FAKE_COUNT_PER_SAMPLE", "1")
     lines = []
 
     run_kubernetes(tmp_path / "run", [1], ScaleOutSettings(service="dispatcher", duration_s=60),
@@ -360,7 +363,8 @@ def test_dispatcher_runs_report_the_dispatchers_own_accept_rate_from_their_pods(
     assert ["-n", "herald", "get", "--raw",
             "/api/v1/namespaces/herald/pods/gw-1:8080/proxy/actuator/prometheus"] in recorded
     resources = json.loads((tmp_path / "run" / "n=1" / "meta.json").read_text())["resources"]
-    assert 40 <= resources["service_rate_per_s"] <= 60     # both series summed, per second
+    # Both series summed: 40 + 10 accepts a sample, against the sandbox's 100 deliveries.
+    assert resources["service_rate_per_s"] / resources["sandbox_rate_per_s"] == pytest.approx(0.5, rel=0.01)
     assert any("herald_dispatcher_accepted_total/s" in line for line in lines)
 
 
