@@ -1,6 +1,8 @@
 package dev.herald.dispatcher.problem;
 
 import dev.herald.dispatcher.DispatcherProperties;
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.List;
 import org.apache.catalina.Valve;
 import org.apache.catalina.core.StandardHost;
 import org.apache.catalina.valves.ErrorReportValve;
@@ -11,6 +13,10 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
+import org.springframework.web.accept.ContentNegotiationStrategy;
+import org.springframework.web.accept.HeaderContentNegotiationStrategy;
+import org.springframework.web.servlet.config.annotation.ContentNegotiationConfigurer;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import tools.jackson.databind.cfg.CoercionAction;
 import tools.jackson.databind.cfg.CoercionInputShape;
 import tools.jackson.databind.json.JsonMapper;
@@ -18,10 +24,11 @@ import tools.jackson.databind.type.LogicalType;
 
 /**
  * Installs the request size limit in front of the API, JSON read as strictly as the OpenAPI document
- * types it, and problems for errors Tomcat raises itself.
+ * types it, answers in JSON whatever Accept says, and problems for errors Tomcat raises itself.
  */
 @Configuration(proxyBeanMethods = false)
-public class ProblemConfiguration {
+public class ProblemConfiguration implements WebMvcConfigurer {
+    private static final String API = "/v1/";
 
     @Bean
     FilterRegistrationBean<RequestSizeLimitFilter> requestSizeLimitFilter(DispatcherProperties properties, JsonMapper json) {
@@ -61,6 +68,23 @@ public class ProblemConfiguration {
                 // "sendAt": "" would otherwise be read as absent (a send now), not as the malformed time it is.
                 .withCoercionConfig(LogicalType.DateTime, config -> config
                         .setCoercion(CoercionInputShape.EmptyString, CoercionAction.Fail));
+    }
+
+    /**
+     * The API ({@code /v1}) has one representation, JSON (problems in application/problem+json), so it
+     * disregards Accept, as RFC 9110 lets a server do: answered as if the client had sent none. Spring
+     * negotiates after the handler ran, so an Accept the answer does not match was a 406 for a call
+     * whose work was already done (a device registered, a message queued), which the client would
+     * then repeat. Elsewhere (the actuator's Prometheus formats) Accept still chooses.
+     */
+    @Override
+    public void configureContentNegotiation(ContentNegotiationConfigurer configurer) {
+        HeaderContentNegotiationStrategy headers = new HeaderContentNegotiationStrategy();
+        configurer.strategies(List.of(request -> {
+            HttpServletRequest servlet = request.getNativeRequest(HttpServletRequest.class);
+            return servlet != null && servlet.getRequestURI().startsWith(API)
+                    ? ContentNegotiationStrategy.MEDIA_TYPE_ALL_LIST : headers.resolveMediaTypes(request);
+        }));
     }
 
     /** Replaces Tomcat's HTML error report (and Boot's copy of it) with {@link ProblemErrorReportValve}. */
