@@ -2,6 +2,7 @@ package dev.herald.dispatcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.herald.contract.Queues;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,20 @@ class AcceptHeaderTests extends DispatcherIntegrationTest {
                 "Accept", "image/png");
         assertThat(read.status()).as(read.toString()).isEqualTo(200);
         assertThat(read.json().get("token").asString()).isEqualTo("t-accept");
+    }
+
+    @Test
+    void aSendIsAnsweredInJsonWhateverTheClientAccepts() {
+        // The message is queued before the answer is written: refusing the answer then (406) would
+        // only make the client send it again.
+        TestApp app = createApp();
+        Api.Response response = api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), Map.of(
+                "to", Map.of("tokens", List.of(Map.of("channel", "fcm", "token", "t-accept"))), "title", "Hi"),
+                "Accept", "text/plain");
+
+        assertThat(response.status()).as(response.toString()).isEqualTo(202);
+        assertThat(response.contentType()).startsWith("application/json");
+        assertThat(messagesOf(Queues.SEND_NORMAL, response.json().get("id").asString())).hasSize(1);
     }
 
     @Test

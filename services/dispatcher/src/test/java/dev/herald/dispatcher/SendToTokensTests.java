@@ -65,20 +65,6 @@ class SendToTokensTests extends DispatcherIntegrationTest {
     }
 
     @Test
-    void aSendIsAnsweredInJsonWhateverTheClientAccepts() {
-        // The message is queued before the answer is written: refusing the answer then (406) would
-        // only make the client send it again.
-        TestApp app = createApp();
-        Api.Response response = api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), Map.of(
-                "to", Map.of("tokens", List.of(Map.of("channel", "fcm", "token", "t-accept"))), "title", "Hi"),
-                "Accept", "text/plain");
-
-        assertThat(response.status()).as(response.toString()).isEqualTo(202);
-        assertThat(response.contentType()).startsWith("application/json");
-        assertThat(messagesOf(Queues.SEND_NORMAL, response.json().get("id").asString())).hasSize(1);
-    }
-
-    @Test
     void highPriorityGoesToTheHighQueueAndDuplicateTokensAreSentOnce() {
         TestApp app = createApp();
         Api.Response response = api().json("POST", "/v1/apps/" + app.id() + "/messages", app.key(), Map.of(
