@@ -28,15 +28,6 @@ public final class Queues {
     /** Batches waiting for a quota or throttle, off the send queues so other apps' work is not held up. */
     public static final String PARKED = "herald.parked";
 
-    /**
-     * Header of a send-queue message that carries several batches: their count. Its body is then a
-     * JSON array of {@link PushBatch}; without the header it is one {@link PushBatch}. The Dispatcher
-     * puts one-batch sends that arrive together into one message (its SendQueueCoalescer); each batch
-     * in it is delivered and recorded as if it had come alone, and the message is acknowledged when
-     * all of them are.
-     */
-    public static final String BATCHES_HEADER = "x-herald-batches";
-
     /** Header naming why a target or delivery was dead-lettered. */
     public static final String REASON_HEADER = "x-herald-reason";
 

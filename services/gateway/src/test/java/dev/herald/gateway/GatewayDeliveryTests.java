@@ -303,29 +303,6 @@ class GatewayDeliveryTests {
     }
 
     @Test
-    void aMessageCarryingSeveralSendsDeliversEachAsIfItHadComeAlone() {
-        String appId = newApp();
-        List<PushBatch> sends = IntStream.range(0, 3).mapToObj(i -> batch(appId, id(), Priority.high,
-                Instant.now().plusSeconds(600), List.of(new Target(Channel.fcm, "grouped-" + i + "-" + id(), null)))).toList();
-        sends.forEach(send -> status.accepted(send.messageId(), appId, Optional.of(1), send.acceptedAt()).join());
-        // The second send's target was recorded by an earlier delivery of this message, as on a redelivery.
-        PushBatch recorded = sends.get(1);
-        status.record(recorded.messageId(), appId, 0, recorded.targets().getFirst().key(), Outcome.sent()).join();
-        Message grouped = jsonMessage(sends);
-        grouped.getMessageProperties().setHeader(Queues.BATCHES_HEADER, sends.size());
-        rabbit.send(Queues.EXCHANGE, Queues.SEND_HIGH, grouped);
-
-        for (PushBatch send : sends) {
-            MessageStatus done = awaitCompleted(send.messageId());
-            assertThat(done.state()).isEqualTo("sent");
-            assertThat(done.sent()).isEqualTo(1);
-        }
-        assertThat(sandbox.counts().received(sends.get(0).targets().getFirst().token()).fcm()).isEqualTo(1);
-        assertThat(sandbox.counts().received(recorded.targets().getFirst().token()).attempts()).isZero();
-        assertThat(sandbox.counts().received(sends.get(2).targets().getFirst().token()).fcm()).isEqualTo(1);
-    }
-
-    @Test
     void aTopicAudienceIsExpandedBehindTheQueueAndEveryDeviceReachedOnce() {
         String appId = newApp();
         String topic = "news";

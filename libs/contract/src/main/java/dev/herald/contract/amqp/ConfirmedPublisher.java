@@ -125,33 +125,20 @@ public final class ConfirmedPublisher {
             pending.add(publish(outgoing));
         }
         for (CompletableFuture<Void> confirmed : pending) {
-            await(confirmed, deadline, timeout);
-        }
-    }
-
-    /**
-     * Waits until {@code deadline} ({@link System#nanoTime}) for a future of {@link #publish}, or of
-     * a caller built on it, and throws what a caller of {@link #publishAll} gets if it failed or
-     * did not complete in time ({@code timeout} is what the message names).
-     */
-    public static void await(CompletableFuture<Void> confirmed, long deadline, Duration timeout) throws PublishFailedException {
-        try {
-            confirmed.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            throw new PublishFailedException(PublishFailedException.Reason.timeout, "RabbitMQ did not confirm within " + timeout, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new PublishFailedException(PublishFailedException.Reason.interrupted, "interrupted", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof PublishFailedException failed) {
-                throw failed;
+            try {
+                confirmed.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                throw new PublishFailedException(PublishFailedException.Reason.timeout,
+                        "RabbitMQ did not confirm within " + timeout, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new PublishFailedException(PublishFailedException.Reason.interrupted, "interrupted", e);
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof PublishFailedException failed) {
+                    throw failed;
+                }
+                throw new PublishFailedException(PublishFailedException.Reason.connection, "publish failed: " + e.getCause(), e.getCause());
             }
-            if (e.getCause() instanceof TimeoutException unconfirmed) {
-                // A caller's own timer on the future (CompletableFuture.orTimeout) ran out first.
-                throw new PublishFailedException(PublishFailedException.Reason.timeout, "RabbitMQ did not confirm within " + timeout,
-                        unconfirmed);
-            }
-            throw new PublishFailedException(PublishFailedException.Reason.connection, "publish failed: " + e.getCause(), e.getCause());
         }
     }
 

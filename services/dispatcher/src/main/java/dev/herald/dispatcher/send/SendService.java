@@ -64,7 +64,6 @@ public final class SendService {
     private final SendScheduler scheduler;
     private final BrokerAlarm alarm;
     private final MqttHandoff handoff;
-    private final SendQueueCoalescer coalescer;
 
     public SendService(RequestValidator validator, MessageStatusStore status, DeviceRegistry devices,
                        IdempotencyKeys idempotencyKeys, ConfirmedPublisher publisher, SendMetrics metrics,
@@ -85,7 +84,6 @@ public final class SendService {
         this.scheduler = scheduler;
         this.alarm = alarm;
         this.handoff = handoff;
-        this.coalescer = new SendQueueCoalescer(publisher::publish, properties.batchSize(), properties.publishTimeout());
     }
 
     public Accepted send(String appId, SendRequest request, Optional<String> idempotencyKey) {
@@ -176,11 +174,7 @@ public final class SendService {
                 throw new PublishFailedException(PublishFailedException.Reason.blocked,
                         "RabbitMQ blocks publishing: " + blocked.get(), null);
             }
-            if (messages.size() == 1 && messages.getFirst().body() instanceof PushBatch) {
-                coalescer.publish(messages.getFirst());
-            } else {
-                publisher.publishAll(messages, properties.publishTimeout());
-            }
+            publisher.publishAll(messages, properties.publishTimeout());
         } catch (PublishFailedException e) {
             metrics.failed(e.reason());
             log.warn("send {} of app {} not published: RabbitMQ {} ({})", messageId, appId, e.reason(), e.getMessage());

@@ -3,30 +3,22 @@ package dev.herald.gateway.consume;
 import dev.herald.contract.PushBatch;
 import dev.herald.contract.Queues;
 import dev.herald.gateway.delivery.BatchDelivery;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.springframework.amqp.AmqpRejectAndDontRequeueException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
-import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
-import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Consumes both send lanes. Each lane has its own consumers, so high-priority pushes never wait
- * behind a bulk backlog for a consumer. A message carries one batch, or several (the Dispatcher
- * groups one-batch sends that arrive together, {@link Queues#BATCHES_HEADER}), each delivered as if
- * it had come alone. Returning a future makes Spring AMQP acknowledge the
+ * behind a bulk backlog for a consumer. Returning a future makes Spring AMQP acknowledge the
  * delivery only when the batch's outcomes are recorded, and requeue it if that fails.
  */
 public final class SendListener {
     /** Listener ids; their consumer counts come from {@code herald.gateway.consumers.*} (GatewayConfiguration). */
     public static final String HIGH = "send-high";
     public static final String NORMAL = "send-normal";
-
-    private static final TypeReference<List<PushBatch>> BATCHES = new TypeReference<>() {
-    };
 
     private final BatchDelivery delivery;
     private final PendingWork pending;
@@ -49,22 +41,13 @@ public final class SendListener {
     }
 
     private CompletableFuture<Void> handle(Message message) {
-        List<PushBatch> batches;
+        PushBatch batch;
         try {
-            batches = message.getMessageProperties().getHeader(Queues.BATCHES_HEADER) == null
-                    ? List.of(json.readValue(message.getBody(), PushBatch.class))
-                    : List.copyOf(json.readValue(message.getBody(), BATCHES));
+            batch = json.readValue(message.getBody(), PushBatch.class);
         } catch (JacksonException | IllegalArgumentException | NullPointerException unreadable) {
             // Redelivering cannot make it readable: straight to the dead-letter queue.
             throw new AmqpRejectAndDontRequeueException("unreadable push batch: " + unreadable.getMessage(), true, unreadable);
         }
-        if (batches.size() == 1) {
-            return pending.track(message, stopped -> delivery.deliver(batches.getFirst(), stopped).toFuture());
-        }
-        // Every batch of the message runs to its end even when one fails (the message is then
-        // redelivered whole): ending the others early would leave requests sent and unrecorded,
-        // which the redelivery would send again. Recorded targets are skipped on redelivery.
-        return pending.track(message, stopped -> Mono.whenDelayError(
-                batches.stream().map(batch -> delivery.deliver(batch, stopped)).toList()).toFuture());
+        return pending.track(message, stopped -> delivery.deliver(batch, stopped).toFuture());
     }
 }
