@@ -24,7 +24,8 @@ import tools.jackson.databind.type.LogicalType;
 
 /**
  * Installs the request size limit in front of the API, JSON read as strictly as the OpenAPI document
- * types it, answers in JSON whatever Accept says, and problems for errors Tomcat raises itself.
+ * types it, answers in JSON whatever Accept says and each written whole ({@link SizedJsonAnswers}),
+ * and problems for errors Tomcat raises itself.
  */
 @Configuration(proxyBeanMethods = false)
 public class ProblemConfiguration implements WebMvcConfigurer {
@@ -68,6 +69,12 @@ public class ProblemConfiguration implements WebMvcConfigurer {
                 // "sendAt": "" would otherwise be read as absent (a send now), not as the malformed time it is.
                 .withCoercionConfig(LogicalType.DateTime, config -> config
                         .setCoercion(CoercionInputShape.EmptyString, CoercionAction.Fail));
+    }
+
+    /** Spring Boot's JSON converter gives way to this one, for answers and problems alike. */
+    @Bean
+    SizedJsonAnswers sizedJsonAnswers(JsonMapper json) {
+        return new SizedJsonAnswers(json);
     }
 
     /**
