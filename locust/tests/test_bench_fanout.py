@@ -51,3 +51,14 @@ def test_quiet_services_settle_after_the_quiet_seconds_and_a_busy_one_at_the_lon
         for child in (idle, spinning):
             child.kill()
             child.wait()
+
+
+def test_targets_are_printed_only_beside_the_workload_they_were_set_for():
+    from herald_load.bench.fanout import target_notes
+
+    elapsed, cpu = target_notes("fcm", 100_000)
+    assert "warm <= 6 s" in elapsed and "cold <= 12 s" in elapsed and cpu == "; target <= 50 µs"
+    for channel, count in (("webpush", 10_000), ("webpush", 100_000), ("fcm", 5_000)):
+        elapsed, cpu = target_notes(channel, count)
+        assert "<=" not in elapsed and cpu == "", (channel, count)
+        assert f"{count:,} {channel}" in elapsed

@@ -141,6 +141,20 @@ def webpush_registrations(host, port, a, auth):
                       "subscription": {"endpoint": subscriptions[i]["endpoint"], "keys": subscriptions[i]["keys"]}}
 
 
+# Issue 13's targets on 2 cores are for one audience: 100,000 distinct FCM tokens.
+TARGETED = ("fcm", 100_000)
+
+
+def target_notes(channel: str, count: int) -> tuple[str, str]:
+    """What follows the fan-out's elapsed time and its CPU per notification: the targets where they
+    apply, nothing where they do not (a Web Push fan-out, another count), so that a figure is never
+    printed beside a target set for another workload."""
+    if (channel, count) == TARGETED:
+        return ("targets: warm <= 6 s, cold <= 12 s; the last sandbox receipt comes just before",
+                "; target <= 50 µs")
+    return f"no target for {count:,} {channel}; the last sandbox receipt comes just before", ""
+
+
 def main(argv=None):
     return run(argv)["exit"]
 
@@ -222,7 +236,8 @@ def run(argv=None, window=None):
     kind = "Web Push subscriptions" if a.channel == "webpush" else "FCM tokens"
     print(f"fan-out: {a.count} notifications to {final['targets']['sent']} distinct {kind} (sandbox accepted {stats['accepted']})")
     print(f"  accept (HTTP 202)         {accepted_ms:8.1f} ms")
-    print(f"  accept -> last outcome    {elapsed:8.2f} s   (targets: warm <= 6 s, cold <= 12 s; the last sandbox receipt comes just before)")
+    elapsed_note, cpu_note = target_notes(a.channel, a.count)
+    print(f"  accept -> last outcome    {elapsed:8.2f} s   ({elapsed_note})")
     print(f"  throughput                {a.count / elapsed:8.0f} notifications/s")
     print(f"  duplicates at sandbox     {stats.get('duplicates', 'n/a')}")
     print(f"  message status            {final['state']} {final['targets']}")
@@ -236,7 +251,7 @@ def run(argv=None, window=None):
     counted = [name for name in PLATFORM if name in cpu_us]
     if counted:
         print(f"  CPU per notification      {sum(cpu_us[name] for name in counted):8.1f} µs   "
-              f"({' + '.join(counted)}; target <= 50 µs)")
+              f"({' + '.join(counted)}{cpu_note})")
     print(f"  machine: {os.cpu_count()} cores, load average {load_before} at the start, {load_average()} at the end")
     ok = final["targets"]["sent"] == a.count and stats.get("duplicates", 0) == 0
     return {"exit": 0 if ok else 1, "rate": a.count / elapsed, "elapsed": elapsed, "cpu_us": cpu_us}
