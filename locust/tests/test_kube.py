@@ -608,3 +608,42 @@ def test_every_n_records_the_revision_the_run_started_with(tmp_path, monkeypatch
     recorded = [json.loads((tmp_path / "run" / f"n={n}" / "meta.json").read_text())["git_revision"]
                 for n in (2, 1)]
     assert recorded == ["aaa111", "aaa111"]
+
+
+def test_a_sandbox_reset_the_api_servers_proxy_did_not_deliver_is_sent_again(monkeypatch):
+    from herald_load import kube
+
+    unavailable = RuntimeError("kubectl create --raw .../proxy/sandbox/reset -f - failed: Error from server "
+                               "(ServiceUnavailable): error trying to reach service: connection broken")
+    calls, pauses, lines = [], [], []
+
+    def flaky(_target, *args, stdin=None, timeout=600):
+        calls.append(args)
+        if len(calls) == 1:
+            raise unavailable
+        return ""
+
+    monkeypatch.setattr(kube, "_kubectl", flaky)
+    kube.reset_sandbox(target(), lines.append, pause=pauses.append)
+    assert len(calls) == 2 and pauses == [1.0]
+    assert lines[-1] == "    provider sandbox: record cleared"
+
+    def refused(_target, *args, stdin=None, timeout=600):
+        calls.append(args)
+        raise RuntimeError("kubectl create --raw ... failed: Error from server (Forbidden): no")
+
+    calls.clear()
+    monkeypatch.setattr(kube, "_kubectl", refused)
+    with pytest.raises(RuntimeError, match="Forbidden"):
+        kube.reset_sandbox(target(), lines.append, pause=pauses.append)
+    assert len(calls) == 1                  # any other failure is not retried
+
+    def down(_target, *args, stdin=None, timeout=600):
+        calls.append(args)
+        raise unavailable
+
+    calls.clear()
+    monkeypatch.setattr(kube, "_kubectl", down)
+    with pytest.raises(RuntimeError, match="ServiceUnavailable"):
+        kube.reset_sandbox(target(), lines.append, pause=pauses.append)
+    assert len(calls) == 3                  # at most three attempts

@@ -564,13 +564,24 @@ def _restarts(target: KubeTarget) -> dict[str, int]:
             for p in pods}
 
 
-def reset_sandbox(target: KubeTarget, say: Callable[[str], None]) -> None:
+def reset_sandbox(target: KubeTarget, say: Callable[[str], None], attempts: int = 3,
+                  pause: Callable[[float], None] = time.sleep) -> None:
     """Clears the provider sandbox's record (POST /sandbox/reset through the API server). It keeps
     every (token, message) pair it accepted, to find duplicates: over a gateway run's warm-up and
     first N, millions of them filled its heap, its CPU per request rose more than fourfold (0.51
-    cores for 2,800 deliveries/s against 0.19 for 4,600), and the gateways waited on it."""
+    cores for 2,800 deliveries/s against 0.19 for 4,600), and the gateways waited on it.
+    The reset is idempotent, so one the API server's proxy could not deliver (ServiceUnavailable:
+    a CI run's proxy wrote to a connection the sandbox had just closed) is sent again."""
     path = f"/api/v1/namespaces/{target.namespace}/services/{target.sandbox_service}/proxy/sandbox/reset"
-    _kubectl(target, "create", "--raw", path, "-f", "-", stdin="{}")
+    for attempt in range(1, attempts + 1):
+        try:
+            _kubectl(target, "create", "--raw", path, "-f", "-", stdin="{}")
+            break
+        except RuntimeError as error:
+            if "(ServiceUnavailable)" not in str(error) or attempt == attempts:
+                raise
+            say(f"    provider sandbox: reset not delivered (attempt {attempt} of {attempts}), again")
+            pause(1.0)
     say("    provider sandbox: record cleared")
 
 
